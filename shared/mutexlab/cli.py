@@ -18,7 +18,7 @@ import time
 import traceback
 
 from . import __version__
-from .commands.common import cut_short, stdout_to_devnull
+from .commands.common import cut_short, said_seen, seen, stdout_to_devnull
 from .commands.registry import add_command
 from .interrupts import Terminated
 from .protocol import HandlerError, ProtocolError
@@ -220,7 +220,9 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except HandlerError as exc:  # the algorithm's code raised: a finding, the run stops here
         if getattr(args, "json", False):
-            print(json.dumps(exc.as_dict(), indent=2))
+            print(json.dumps(exc.as_dict() | ({"seen": seen(exc)} if seen(exc) else {}), indent=2))
+        else:
+            said_seen(exc, "a handler raised")
         print(f"mutexlab: finding: {exc.finding()}", file=sys.stderr)
         seed = getattr(args, "seed", None)
         if exc.scenario and isinstance(seed, int):
@@ -228,9 +230,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"mutexlab: 'mutexlab {shlex.join(again)}' reaches it again", file=sys.stderr)
         return 1
     except ProtocolError as exc:  # a simulated process refused an input: the run stops here
+        said_seen(exc, "an input was refused", getattr(args, "json", False))
         print(f"mutexlab: protocol error: {exc}", file=sys.stderr)
         return 1
     except ConfigError as exc:  # found mid-run (a handler left a state of a plain Enum): exit 2
+        if said_seen(exc, "a handler left a state of no name: refused", getattr(args, "json", False)):
+            print(f"mutexlab: refused as well: {exc}", file=sys.stderr)
+            return 1  # the refusal never hides the violation seen before it
         print(f"mutexlab: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as stop:

@@ -12,8 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from .audit import numbered, verify_events
+from .audit.seen import note_seen
 from .audit.verdict import Verdict
 from .metrics import RunMetrics, measure
+from .protocol import ProtocolError
 from .protocols.registry import Solution
 from .setups import ConfigError, Setup
 from .sim.engine import SimConfig, SimResult
@@ -91,6 +93,8 @@ def run_measured(
             if exc.result is None:
                 raise
             result, raised = exc.result, exc
+        except (ProtocolError, ConfigError) as exc:  # stopped midway: what it broke before, said too
+            raise note_seen(exc, trace.kept) from None
         trace.close(ended=True)
     finally:
         trace.close()

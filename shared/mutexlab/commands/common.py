@@ -163,3 +163,22 @@ def stdout_to_devnull() -> None:
         os.close(devnull)
     except (OSError, ValueError):  # no file descriptor (a captured stdout)
         pass
+
+
+def said_seen(exc: BaseException, stop: str, as_json: bool = False) -> bool:
+    """Print the safety violations the run had broken before ``exc`` stopped it (``audit.seen``:
+    a stop never hides one), as text or (``as_json``) one JSON object; True when there were any."""
+    found = seen(exc)
+    if found and as_json:
+        print(
+            json.dumps({"verdict": "violation", "seen": found, "stopped": stop, "error": str(exc)}, indent=2)
+        )
+    elif found:
+        print(f"VIOLATION (exit 1), seen before the run stopped ({stop}):", flush=True)
+        print("\n".join(f"  {line}" for line in found), flush=True)
+    return bool(found)
+
+
+def seen(exc: BaseException) -> list[str]:
+    """What ``audit.seen.note_seen`` put on ``exc`` (read here without importing the audit)."""
+    return list(getattr(exc, "seen", None) or [])

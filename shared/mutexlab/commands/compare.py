@@ -15,7 +15,7 @@ tabled by what every run shows (compare_solutions.py).
 from __future__ import annotations
 
 from .. import memory, problems
-from ..protocol import HandlerError
+from ..protocol import ProtocolError
 from ..protocols import registry
 from ..runs import run_measured
 from ..setups import ConfigError
@@ -32,7 +32,7 @@ from .longrun import (
     limit_reached,
 )
 from .registry import Command
-from .simulating import NO_TRACE_NOTE, exit_code
+from .simulating import NO_TRACE_NOTE, exit_code, stopped_row
 
 MEASURED = next(f for f in registry.families() if f.measured)
 NAMES = registry.members(MEASURED)
@@ -251,13 +251,10 @@ def run(args) -> int:
                 faults={"max_events": guard},
                 watch=growth_watch(allowance),
             )
-        except ConfigError as exc:
-            rows.append({"algorithm": spec.name, "error": str(exc)})
-            codes.add(2)
-            continue
-        except HandlerError as exc:  # the algorithm's handler raised: a finding in its row
-            rows.append({"algorithm": spec.name, "error": exc.finding()})
-            codes.add(1)
+        except (ProtocolError, ConfigError) as exc:  # refused, or stopped midway: in its row
+            row, code = stopped_row(spec.name, exc, None)  # run_measured noted what it had seen
+            rows.append(row)
+            codes.add(code)
             continue
         row = _row(spec, outcome, args.nodes)
         row["incomplete"] = limit_reached(outcome.result, guard, allowance)

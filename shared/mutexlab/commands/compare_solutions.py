@@ -13,7 +13,7 @@ from typing import Any
 
 from .. import memory
 from ..audit import numbered, verify_events
-from ..protocol import HandlerError, ProtocolError
+from ..protocol import ProtocolError
 from ..protocols import registry
 from ..setups import ConfigError
 from ..sim import SimConfig, Simulation
@@ -21,7 +21,7 @@ from ..spec import AlgorithmSpec, Flags
 from ..trace import TraceWriter
 from .common import format_number, print_json
 from .longrun import check_memory, event_limit, growth_watch, limit_reached
-from .simulating import exit_code
+from .simulating import exit_code, stopped_row
 
 COLUMNS = ("algorithm", "messages", "entries", "per entry", "duration", "verdict")
 
@@ -42,10 +42,8 @@ def _simulated(
         simulation = Simulation(setup, config, trace)
         simulation.watch = growth_watch(allowance)
         result = simulation.run()
-    except HandlerError as exc:  # the algorithm's handler raised: a finding in its row
-        return {"algorithm": spec.name, "error": exc.finding()}, 1
-    except ProtocolError as exc:  # an input its table refuses: a finding too
-        return {"algorithm": spec.name, "error": str(exc)}, 1
+    except (ProtocolError, ConfigError) as exc:  # a handler raised, an input or a state refused
+        return stopped_row(spec.name, exc, trace.kept)
     finally:
         trace.close()
     verdict = verify_events(numbered(trace.kept))

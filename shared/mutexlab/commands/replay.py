@@ -17,7 +17,7 @@ from ..sim.scripted import ScenarioError, load_scenario, replay_scenario
 from ..trace import TraceWriter
 from ..waiting import cannot
 from ..words import count
-from .common import add_json_argument, add_trace_argument, fail, print_json
+from .common import add_json_argument, add_trace_argument, fail, print_json, said_seen
 from .flags import add_algorithm_argument, disagreement, named_algorithm
 from .mpitest import add_arguments as add_mpi_arguments
 from .registry import Command
@@ -73,7 +73,12 @@ def run(args) -> int:
     try:
         with trace:
             result = replay_scenario(scenario, trace)
-    except ScenarioError as exc:
+    except ScenarioError as exc:  # a step it cannot play: exit 2, unless the steps before broke safety
+        if said_seen(exc, "a step could not be played", bool(getattr(args, "json", False))):
+            print(f"mutexlab: the replay stopped there: {exc}", file=sys.stderr)
+            if rabbit:  # the simulator's replay stopped first: nothing was run on the broker
+                print("mutexlab: not run over RabbitMQ: the simulator's replay stops there", file=sys.stderr)
+            return 1
         return fail(str(exc))
     except OSError as exc:
         return fail(f"cannot write trace: {exc}")

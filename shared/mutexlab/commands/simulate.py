@@ -25,6 +25,7 @@ from dataclasses import replace
 
 from .. import memory
 from ..audit import numbered, verify_events
+from ..audit.seen import note_seen
 from ..protocol import ProtocolError
 from ..protocols.registry import Solution, build_setup
 from ..runs import run_measured
@@ -164,22 +165,27 @@ def _streamed(args, run: Simulated, config: SimConfig, messages: float, allowanc
         return fail(trace)
     raised = None
     try:
-        with progress_bar(args, messages, run.spec.name) as progress:
-            # Without a written trace the audit reads no message bodies: none are made.
-            simulation = Simulation(run.setup, config, trace, trace_bodies=bool(args.trace or args.report))
-            simulation.progress = progress
-            simulation.watch = growth_watch(allowance)
-            try:
-                result = simulation.run()
-            except WaitsRaised as exc:  # the run ended; its stall cannot be explained
-                if exc.result is None:
-                    raise
-                result, raised = exc.result, exc
+        try:
+            with progress_bar(args, messages, run.spec.name) as progress:
+                # Without a written trace the audit reads no message bodies: none are made.
+                simulation = Simulation(
+                    run.setup, config, trace, trace_bodies=bool(args.trace or args.report)
+                )
+                simulation.progress = progress
+                simulation.watch = growth_watch(allowance)
+                try:
+                    result = simulation.run()
+                except WaitsRaised as exc:  # the run ended; its stall cannot be explained
+                    if exc.result is None:
+                        raise
+                    result, raised = exc.result, exc
+                if trace is not None:
+                    trace.close(ended=True)
+        finally:
             if trace is not None:
-                trace.close(ended=True)
-    finally:
-        if trace is not None:
-            trace.close()
+                trace.close()
+    except (ProtocolError, ConfigError) as exc:  # stopped midway: what it broke before is said too
+        raise note_seen(exc, auditor.verdict if auditor is not None else None) from None
     verdict = auditor.verdict() if auditor is not None else None
     common = _common(args, result, verdict, config.max_events, allowance)
     if raised is not None:
@@ -209,9 +215,11 @@ def _kept(args, run: Simulated, config: SimConfig, messages: float, allowance: i
                 result, raised = exc.result, exc
             trace.close(ended=True)
     except ProtocolError as exc:
-        if not args.flags.partial:
-            raise
+        if not args.flags.partial:  # stopped midway: what it broke before is said too
+            raise note_seen(exc, trace.kept) from None
         error = str(exc)
+    except ConfigError as exc:  # a state of no name, midway: what it broke before is said too
+        raise note_seen(exc, trace.kept) from None
     finally:
         trace.close()
     events = numbered(trace.kept)

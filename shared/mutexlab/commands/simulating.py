@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..waiting import WaitsRaised
-from .common import probability, seconds
+from .common import probability, seconds, seen
 
 
 def add_fault_arguments(parser) -> None:
@@ -219,3 +219,20 @@ def unexplained_lines(u: dict, violated: bool) -> list[str]:
         f"{head}the stall cannot be explained: {u['error']}",
         f"  {u['process']} was {u['state']} when asked, {last}; {u['reached'] or 'the same seed'} reaches it again",
     ]
+
+
+def stopped_row(algorithm: str, exc: Exception, events: list[dict] | None) -> tuple[dict, int]:
+    """``compare``'s row of a run ``exc`` stopped midway (a handler raised, an input refused, a
+    state of no name refused), and its exit code: UNSAFE (1) with the violations ``events`` (the
+    trace up to the stop) show, the stop said beside them; else the stop alone (2 for a refusal,
+    1 for a finding): a stop never hides a violation (``audit.seen``)."""
+    from ..audit.seen import note_seen  # noqa: PLC0415 - the audit only for a run stopped midway
+    from ..protocol import HandlerError  # noqa: PLC0415
+    from ..setups import ConfigError  # noqa: PLC0415
+
+    note_seen(exc, events)
+    said = exc.finding() if isinstance(exc, HandlerError) else str(exc)
+    found = seen(exc)
+    if found:
+        return {"algorithm": algorithm, "error": f"UNSAFE, then stopped: {said}", "violations": found}, 1
+    return {"algorithm": algorithm, "error": said}, 2 if isinstance(exc, ConfigError) else 1

@@ -208,9 +208,9 @@ class ScriptedRun(Driver):
             local = isinstance(step, (RequestStep, ExitStep)) and not isinstance(exc, HandlerError)
             error = (ScenarioError if local else StepRefused)(f"step {number} ({step.op}): {exc}")
             error.raised, error.number = isinstance(exc, HandlerError), number  # type: ignore[attr-defined]
-            raise error from None
+            raise self._seen(error) if local else error from None
         except (ScenarioError, ConfigError) as exc:  # ConfigError: a state of a plain Enum (exit 2)
-            raise ScenarioError(f"step {number} ({step.op}): {exc}") from None
+            raise self._seen(ScenarioError(f"step {number} ({step.op}): {exc}")) from None
         shared = class_state_changed(self.shared) if self.shared else None
         if shared is not None:  # every process's state at once: the algorithm's fault, as a raise
             error = StepRefused(f"step {number} ({step.op}): {shared}")
@@ -224,6 +224,14 @@ class ScriptedRun(Driver):
         if kept is not None:
             self.entered += [e["pid"] for e in kept[before:] if e["event"] == "enter"]
             self._weigh(f"step {number} ({step.op}): ")
+
+    def _seen(self, error: ScenarioError) -> ScenarioError:
+        """``error`` (a step the replay cannot play: it stops, exit 2) with the safety violations
+        the steps before it broke (``audit.seen``): the command says them, exit 1."""
+        from ..audit.seen import note_seen  # noqa: PLC0415 - the audit only when a step fails
+
+        note_seen(error, self.writer.events or None)  # a writer that keeps events: the replay's
+        return error
 
     def _probe(self, step: Any) -> tuple[int, Any, Callable[[Any], Any]] | None:
         """The process ``step`` moves, a copy of it as it is now and the step's input (None for a

@@ -7,7 +7,10 @@ verdict: a trace the audit cannot check, ``decide`` then raises the ``TraceError
 run fails its family's progress checks by construction, so it exits 1 only when the capacity
 audit (safety by happened-before) finds a violation, else 3. A rejected input (a participant's
 protocol refused a message, ``ProtocolError``) is a finding as in ``check``, ``replay`` and
-``simulate``: never SAFE, exit 1, named in the summary; the monitor stops the run at it. ``render`` is the summary the monitor prints;
+``simulate``: never SAFE, exit 1, named in the summary; the monitor stops the run at it. A
+handler that left a state of no name (a plain ``Enum``'s) makes the run REFUSED, exit 2 — unless
+the audit saw a safety violation before it: then a violation, exit 1, the refusal said beside it.
+``render`` is the summary the monitor prints;
 ``Outcome.as_dict`` is the JSON summary.
 """
 
@@ -123,10 +126,18 @@ def decide(outcome: Outcome, events: list[dict]) -> int:
     # Safety decides "violation"; a run cut short fails only progress checks (findings.py).
     outcome.safe = verdict.safe
     unnamed = [x for r in outcome.rejected for x in r["reasons"] if LEFT_UNNAMED in x]
-    if unnamed:  # a handler left a state of no name: refused, as check, simulate and replay refuse it
+    if unnamed and outcome.safe:  # a handler left a state of no name: refused, as check, simulate
         outcome.verdict = f"REFUSED (exit 2, as check, simulate and replay refuse it): {unnamed[0]}"
         outcome.safe = False
         outcome.exit_code = EXIT_CONFIG
+        return outcome.exit_code
+    if unnamed:  # the refusal never hides a violation the audit saw before it: exit 1, said beside
+        outcome.verdict = (
+            f"VIOLATION (exit 1), then REFUSED (the run was stopped there): {unnamed[0]}\n"
+            "the audit of the trace until the refusal (safety VIOLATED):\n"
+            + "\n".join("  " + line for line in outcome.verdict.splitlines())
+        )
+        outcome.exit_code = EXIT_VIOLATION
         return outcome.exit_code
     if outcome.rejected:  # a finding whatever the trace shows: never SAFE
         total = sum(r["count"] for r in outcome.rejected)

@@ -54,6 +54,7 @@ from ..messages import MessageError
 from ..protocol import HandlerError, ProtocolError
 from ..protocols import registry
 from ..setups import ConfigError, Setup
+from ..show import state_text
 from ..sim.hung import watching
 from ..sim.stuck import told
 from ..waiting import waits
@@ -480,7 +481,7 @@ class Participant:
             "kind": "status",
             "name": self.name,
             "pid": self.pid,
-            "state": proto.state,
+            "state": state_text(proto.state),  # a plain Enum's member by its name, never its value
             "lamport": proto.clock.time,
             "finished": bool(proto.finished),
             "waiting": waiting,
