@@ -48,6 +48,10 @@ MAX_RECORD_LINES = 1_000
 # A record that does not start where it must is searched for further, to say what stands before it,
 # only on a first line this long: a search tries every place, in time quadratic in the line's length.
 DIAGNOSED_LINE = 4_096
+# A log read from a pipe (`verify /dev/stdin`, a FIFO) is copied to a temporary file first, which
+# may live in memory (/tmp a tmpfs): beyond this many bytes without the pipe's end it is refused,
+# so a writer that never closes it (`tail -f`) cannot fill the disk or memory (some 14·10⁶ events).
+MAX_PIPE_BYTES = 4 << 30
 BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark, which some editors write first
 
 
