@@ -175,3 +175,48 @@ def test_a_pipe_that_never_ends_is_refused_at_the_copys_limit(cli, tmp_path, mon
         "(tail -f, a FIFO its writer keeps open) has no verdict: save it to a file (or stop its "
         "writer) and verify that"
     ), said(done)
+
+
+def _clock(entries: int) -> dict:
+    return {"c1": 1, **{f"h{i}": 0 for i in range(entries - 1)}}
+
+
+HEADER = '{"event": "run", "pid": "run", "capacities": {"cs": 1}}\n'
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        (  # a trace's clock of more members than a line may hold: not parsed at all
+            HEADER + json.dumps({"event": "request", "resource": "cs", "pid": "c1", "vc": _clock(200_001)}),
+            "t.log:2: more than 200,000 JSON members in one line (limits.MAX_LINE_MEMBERS",
+        ),
+        (  # a clock-free line whose message body holds as many
+            json.dumps(
+                {"event": "send", "type": "T", "to": "b", "id": "m", "pid": "a", "msg": _clock(200_001)}
+            ),
+            "t.log:1: more than 200,000 JSON members in one line (limits.MAX_LINE_MEMBERS",
+        ),
+        (  # parsed, but a clock a ShiViz record could not state either
+            HEADER + json.dumps({"event": "request", "resource": "cs", "pid": "c1", "vc": _clock(100_001)}),
+            "t.log:2: 'vc' has 100,001 entries, more than 100,000 (limits.MAX_CLOCK_ENTRIES)",
+        ),
+        (  # a Java logger's string clock, counted before it is parsed
+            HEADER
+            + json.dumps(
+                {"event": "request", "resource": "cs", "pid": "c1", "vc": json.dumps(_clock(100_001))}
+            ),
+            "t.log:2: the string 'vc' holds more than 100,000 entries (limits.MAX_CLOCK_ENTRIES)",
+        ),
+    ],
+    ids=["trace-clock", "clockfree-body", "clock-parsed", "string-clock"],
+)
+def test_a_json_clock_past_a_shiviz_records_limit_is_refused_naming_it(cli, tmp_path, text, error):
+    """Before: a JSON line of 880,000 clock entries (7.9 MB, under a line's limit) was parsed,
+    258 MB, then judged (INCOMPLETE: nobody entered); a ShiViz record of as many
+    was refused before it was read (limits.MAX_CLOCK_ENTRIES). Now 81 MB, refused the same way."""
+    path = tmp_path / "t.log"
+    path.write_text(text + "\n")
+    done = cli("verify", path)
+    assert done.returncode == 2 and done.stdout == "", said(done)
+    assert error in done.stderr, said(done)

@@ -173,8 +173,9 @@ def read_clockfree(
         if not line.strip():
             continue
         try:
+            limits.members(line)  # before parsing: what it would hold is what is refused
             event = json.loads(line, object_pairs_hook=limits.unique_keys)
-        except limits.InputError as exc:  # a key twice: JSON, but not one this reader takes
+        except limits.InputError as exc:  # a key twice, too many members: not what this reader takes
             raise TraceError(f"{source}:{number}: {twice(exc)}") from None
         except (ValueError, RecursionError) as exc:
             raise TraceError(

@@ -124,7 +124,10 @@ def not_a_log(path: str | Path) -> None:
 
 def _json(text: str, told: bool = False) -> object:
     """``text`` parsed, or None; ``told``: only to tell the format, so a key held twice (which its
-    reader refuses, naming it) is no reason to take the line for another format's."""
+    reader refuses, naming it) is no reason to take the line for another format's. A line of more
+    members than a reader takes is not parsed (None: its reader refuses it, naming the limit)."""
+    if limits.more_members(text, limits.MAX_LINE_MEMBERS):
+        return None
     try:
         return json.loads(text, object_pairs_hook=None if told else unique_keys)
     except (ValueError, RecursionError):

@@ -22,7 +22,7 @@ import re
 import shlex
 from pathlib import Path
 
-from ..limits import MAX_LINE, lines
+from ..limits import MAX_LINE, MAX_LINE_MEMBERS, lines, more_members
 
 HEAD_LINES = 2_000
 HEAD_BYTES = 1 << 20
@@ -99,6 +99,8 @@ def _pretty_json(head: list[str], named: str) -> str | None:
 
 
 def _is_object(text: str) -> bool:
+    if more_members(text, MAX_LINE_MEMBERS):  # not parsed: what it would hold is refused
+        return False
     try:
         return isinstance(json.loads(text), dict)
     except (ValueError, RecursionError):
@@ -158,6 +160,8 @@ def _cased(head: list[str], named: str) -> str | None:
     """A JSON line whose event's fields are there in another case: ``journalctl -o json`` (the
     fields a program sent are upper case: EVENT, PID), Serilog's CLEF (PascalCase: Event, Pid)."""
     first = next((text for text in head if text.strip()), "")
+    if more_members(first, MAX_LINE_MEMBERS):
+        return None
     try:
         entry = json.loads(first)
     except (ValueError, RecursionError):
