@@ -220,3 +220,41 @@ def test_a_json_clock_past_a_shiviz_records_limit_is_refused_naming_it(cli, tmp_
     done = cli("verify", path)
     assert done.returncode == 2 and done.stdout == "", said(done)
     assert error in done.stderr, said(done)
+
+
+DEEP = "[" * 5000 + "]" * 5000
+NESTED = "JSON past a limit (arrays and objects nested deeper than its reader goes, some "
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        (  # a clock-free log: its third line
+            '{"event": "request", "resource": "cs", "pid": "c1"}\n'
+            '{"event": "enter", "resource": "cs", "pid": "c1"}\n'
+            '{"event": "exit", "resource": "cs", "pid": "c1", "x": ' + DEEP + "}",
+            f"t.log:3: {NESTED}",
+        ),
+        (
+            'c1 {"c1": 1}\nrequest cs\nc1 {"c1": 2}\nenter cs {"x": ' + DEEP + "}",
+            't.log:4: its fields \'{"x": [[[',
+        ),
+        ('c1 {"c1": 1}\nrequest cs\nc1 {"c1": ' + DEEP + "}\nenter cs", f"t.log:3: the clock is {NESTED}"),
+        (  # a description's fields of more members than a line may hold
+            'c1 {"c1": 1}\nenter cs ' + json.dumps({f"k{i}": 1 for i in range(200_001)}),
+            't.log:2: its fields \'{"k0": 1, "k1": 1, "k2": 1, "k3": 1, "k4\': more than 200,000 JSON members',
+        ),
+    ],
+    ids=["clockfree", "shiviz-fields", "shiviz-clock", "shiviz-fields-members"],
+)
+def test_json_nested_past_the_parser_is_named_so_not_called_no_json(cli, tmp_path, text, error):
+    """Before: `not JSON (maximum recursion depth exceeded while decoding a JSON array from a
+    unicode string)`, Python's words for JSON that is JSON; a ShiViz description's fields of
+    300,000 members were parsed whole."""
+    path = tmp_path / "t.log"
+    path.write_text(text + "\n")
+    done = cli("verify", path)
+    assert done.returncode == 2 and done.stdout == "", said(done)
+    assert error in done.stderr and "not JSON" not in done.stderr, said(done)
+    if "fields" in error and "members" not in error:
+        assert f"are {NESTED}" in done.stderr, said(done)

@@ -222,6 +222,10 @@ def refused(exc: BaseException) -> str:
     own says to call ``sys.set_int_max_str_digits()``, no advice for a user of mutexlab."""
     if isinstance(exc, UnicodeDecodeError):
         return f"bytes that are not UTF-8 text (byte {exc.start + 1}: 0x{exc.object[exc.start]:02x})"
+    if isinstance(exc, RecursionError):  # JSON, but nested deeper than json's parser recurses
+        return (
+            f"arrays and objects nested deeper than its reader goes, some {sys.getrecursionlimit():,} levels"
+        )
     if "integer string conversion" in str(exc):
         return f"an integer of more than {sys.get_int_max_str_digits():,} digits"
     return str(exc)

@@ -177,7 +177,9 @@ def read_clockfree(
             event = json.loads(line, object_pairs_hook=limits.unique_keys)
         except limits.InputError as exc:  # a key twice, too many members: not what this reader takes
             raise TraceError(f"{source}:{number}: {twice(exc)}") from None
-        except (ValueError, RecursionError) as exc:
+        except RecursionError as exc:  # JSON, nested too deep
+            raise TraceError(f"{source}:{number}: JSON past a limit ({limits.refused(exc)})") from None
+        except ValueError as exc:
             raise TraceError(
                 f"{source}:{number}: not JSON ({exc}){run_together(line, not started)}"
             ) from None
