@@ -258,3 +258,23 @@ def test_json_nested_past_the_parser_is_named_so_not_called_no_json(cli, tmp_pat
     assert error in done.stderr and "not JSON" not in done.stderr, said(done)
     if "fields" in error and "members" not in error:
         assert f"are {NESTED}" in done.stderr, said(done)
+
+
+def test_a_run_header_of_more_members_than_a_line_holds_is_refused_before_it_is_read(cli, tmp_path):
+    """Before: a header naming 300,000 processes was parsed (and `report` refused it only then,
+    naming the processes it cannot draw); its members are now counted first, as a clock's are."""
+    processes = {str(i): f"node-{i}" for i in range(1, 300_001)}
+    run = {
+        "event": "run",
+        "pid": "run",
+        "algorithm": "lamport",
+        "processes": processes,
+        "capacities": {"cs": 1},
+    }
+    path = tmp_path / "wide.jsonl"
+    path.write_text(json.dumps(run) + "\n")
+    for command in (["verify", path], ["report", path, "-o", tmp_path / "w.html"]):
+        done = cli(*command)
+        assert done.returncode == 2, said(done)
+        assert "wide.jsonl:1: more than 200,000 JSON members in one line" in done.stderr, said(done)
+    assert not (tmp_path / "w.html").exists()
