@@ -261,9 +261,9 @@ def test_json_nested_past_the_parser_is_named_so_not_called_no_json(cli, tmp_pat
 
 
 def test_a_run_header_of_more_members_than_a_line_holds_is_refused_before_it_is_read(cli, tmp_path):
-    """Before: a header naming 300,000 processes was parsed (and `report` refused it only then,
+    """Before: a header naming 200,000 processes was parsed (and `report` refused it only then,
     naming the processes it cannot draw); its members are now counted first, as a clock's are."""
-    processes = {str(i): f"node-{i}" for i in range(1, 300_001)}
+    processes = {str(i): f"n{i}" for i in range(1, 200_001)}
     run = {
         "event": "run",
         "pid": "run",

@@ -41,6 +41,8 @@ def explain(path: str | Path, error: str) -> str | None:
     show why: a layout verify does not read, or an event written twice. None when they show
     nothing more."""
     shown = str(path)
+    if "(limits." in error:  # refused for its size (a line, a clock, members): no layout's doing
+        return None
     at = _AT.match(error)
     number = int(at.group(1)) if at else 0
     head = _head(path)
