@@ -21,7 +21,9 @@ def test_deep_json_in_a_description_is_refused_naming_the_line(tmp_path, capsys)
     log.write_text(GOVECTOR + 'a {"a":1}\nenter cs 1 {"x":' + deep + "}\n")
     code, _, err = verify(capsys, log)
     assert code == 2
-    assert err.startswith(f"mutexlab: error: {log}:4: ") and "not JSON" in err, err
+    assert (
+        err.startswith(f"mutexlab: error: {log}:4: ") and "are JSON past a limit (arrays and objects" in err
+    ), err
     assert len(err.strip().splitlines()) == 1
 
 

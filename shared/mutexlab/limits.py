@@ -39,6 +39,10 @@ REGEX_RECORD_SECONDS = 100e-6
 # Entries of one vector clock a log states (a ShiViz record's clock): counted before it is parsed,
 # so a line of 500,000 hosts is refused at once instead of held (781 MB) as a dict and as claims.
 MAX_CLOCK_ENTRIES = 100_000
+# Members (keys) of all the JSON objects of one line of a JSON log or trace: a vector clock of
+# MAX_CLOCK_ENTRIES and a message body as large. Counted before the line is parsed (``members``):
+# parsing a 7.9 MB line of 880,000 clock entries held 258 MB.
+MAX_LINE_MEMBERS = 2 * MAX_CLOCK_ENTRIES
 # The largest count a clock entry may state (a 64-bit signed integer): no log holds more events, and
 # the consistency check keeps counts in such integers (audit/clocks.py).
 MAX_CLOCK_COUNT = 2**63 - 1
@@ -48,6 +52,10 @@ MAX_RECORD_LINES = 1_000
 # A record that does not start where it must is searched for further, to say what stands before it,
 # only on a first line this long: a search tries every place, in time quadratic in the line's length.
 DIAGNOSED_LINE = 4_096
+# A log read from a pipe (`verify /dev/stdin`, a FIFO) is copied to a temporary file first, which
+# may live in memory (/tmp a tmpfs): beyond this many bytes without the pipe's end it is refused,
+# so a writer that never closes it (`tail -f`) cannot fill the disk or memory (some 14·10⁶ events).
+MAX_PIPE_BYTES = 4 << 30
 BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark, which some editors write first
 
 
@@ -125,6 +133,25 @@ def more_members(text: str, limit: int) -> bool:
     return False
 
 
+def members(text: str) -> None:
+    """InputError when a JSON log's line ``text`` holds more than ``MAX_LINE_MEMBERS`` members in
+    all, told before it is parsed (what parsing them would hold is what is refused)."""
+    if more_members(text, MAX_LINE_MEMBERS):
+        raise InputError(
+            f"more than {MAX_LINE_MEMBERS:,} JSON members in one line (limits.MAX_LINE_MEMBERS: a vector "
+            f"clock of at most {MAX_CLOCK_ENTRIES:,} entries, limits.MAX_CLOCK_ENTRIES, and a message as "
+            "large): refused before it is read"
+        )
+
+
+def clock_entries(vc: object) -> None:
+    """InputError when a parsed vector clock ``vc`` has more than ``MAX_CLOCK_ENTRIES`` entries."""
+    if isinstance(vc, dict) and len(vc) > MAX_CLOCK_ENTRIES:
+        raise InputError(
+            f"'vc' has {len(vc):,} entries, more than {MAX_CLOCK_ENTRIES:,} (limits.MAX_CLOCK_ENTRIES)"
+        )
+
+
 def read_file(path: str | Path, what: str, limit: int = MAX_FILE) -> bytes:
     """The bytes of ``path``, at most ``limit`` of them (InputError beyond, naming ``what``: "a
     scenario"); OSError as raised."""
@@ -172,6 +199,11 @@ def string_clock(text: str) -> Any:
     """A trace event's ``vc`` written as a string holding its JSON, parsed as its line was (a
     Java logger's MDC holds strings only: logback, log4j2 write ``"vc": "{\\"p1\\": 3}"``); what it
     holds is then judged as a ``vc`` written as JSON is. InputError saying what is wrong."""
+    if more_members(text, MAX_CLOCK_ENTRIES):  # counted before it is parsed, as a clock in JSON
+        raise InputError(
+            f"the string 'vc' holds more than {MAX_CLOCK_ENTRIES:,} entries (limits.MAX_CLOCK_ENTRIES): "
+            "refused before it is read"
+        )
     try:
         return json.loads(text, object_pairs_hook=unique_keys)
     except json.JSONDecodeError as exc:
@@ -190,6 +222,10 @@ def refused(exc: BaseException) -> str:
     own says to call ``sys.set_int_max_str_digits()``, no advice for a user of mutexlab."""
     if isinstance(exc, UnicodeDecodeError):
         return f"bytes that are not UTF-8 text (byte {exc.start + 1}: 0x{exc.object[exc.start]:02x})"
+    if isinstance(exc, RecursionError):  # JSON, but nested deeper than json's parser recurses
+        return (
+            f"arrays and objects nested deeper than its reader goes, some {sys.getrecursionlimit():,} levels"
+        )
     if "integer string conversion" in str(exc):
         return f"an integer of more than {sys.get_int_max_str_digits():,} digits"
     return str(exc)

@@ -392,6 +392,7 @@ def parse_events(
         if not line.strip():
             continue
         try:
+            limits.members(line)
             event = json.loads(line, object_pairs_hook=limits.unique_keys)
         except json.JSONDecodeError as exc:
             raise TraceError(f"{source}:{number}: not JSON ({exc.msg}){run_together(line, first)}") from None
@@ -404,6 +405,10 @@ def parse_events(
                 event["vc"] = limits.string_clock(event["vc"])
             except limits.InputError as exc:
                 raise TraceError(f"{source}:{number}: {exc}") from None
+        try:
+            limits.clock_entries(event.get("vc") if isinstance(event, dict) else None)
+        except limits.InputError as exc:
+            raise TraceError(f"{source}:{number}: {exc}") from None
         problem = check_event(event, first)
         if problem:
             raise TraceError(f"{source}:{number}: {problem}")
@@ -447,8 +452,8 @@ def cut_off(line: str | bytes) -> bool:
         text = line.decode("utf-8")
     except UnicodeDecodeError as exc:
         return exc.reason == "unexpected end of data"
-    if not text.lstrip().startswith("{"):
-        return False
+    if not text.lstrip().startswith("{") or limits.more_members(text, limits.MAX_LINE_MEMBERS):
+        return False  # no object, or one its reader refuses before parsing it
     try:
         json.loads(text)
     except json.JSONDecodeError as exc:

@@ -173,10 +173,13 @@ def read_clockfree(
         if not line.strip():
             continue
         try:
+            limits.members(line)  # before parsing: what it would hold is what is refused
             event = json.loads(line, object_pairs_hook=limits.unique_keys)
-        except limits.InputError as exc:  # a key twice: JSON, but not one this reader takes
+        except limits.InputError as exc:  # a key twice, too many members: not what this reader takes
             raise TraceError(f"{source}:{number}: {twice(exc)}") from None
-        except (ValueError, RecursionError) as exc:
+        except RecursionError as exc:  # JSON, nested too deep
+            raise TraceError(f"{source}:{number}: JSON past a limit ({limits.refused(exc)})") from None
+        except ValueError as exc:
             raise TraceError(
                 f"{source}:{number}: not JSON ({exc}){run_together(line, not started)}"
             ) from None

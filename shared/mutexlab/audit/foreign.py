@@ -22,12 +22,14 @@ from contextlib import ExitStack, contextmanager
 from itertools import chain
 from pathlib import Path
 
+from .. import limits
 from ..keywords import KEYWORDS, opens_array
 from ..limits import unique_keys, whole_number
 from ..trace import TraceError, bounded_lines
 from .clockfree import read_clockfree
 from .clocks import ClockForgotten, consistent
 from .exclusive import InexactStream
+from .layouts import explain
 from .merge import Stalled, merged
 from .shiviz import is_regex_line, read_shiviz
 from .stream import StreamAudit
@@ -122,7 +124,10 @@ def not_a_log(path: str | Path) -> None:
 
 def _json(text: str, told: bool = False) -> object:
     """``text`` parsed, or None; ``told``: only to tell the format, so a key held twice (which its
-    reader refuses, naming it) is no reason to take the line for another format's."""
+    reader refuses, naming it) is no reason to take the line for another format's. A line of more
+    members than a reader takes is not parsed (None: its reader refuses it, naming the limit)."""
+    if limits.more_members(text, limits.MAX_LINE_MEMBERS):
+        return None
     try:
         return json.loads(text, object_pairs_hook=None if told else unique_keys)
     except (ValueError, RecursionError):
@@ -202,6 +207,23 @@ def _verify_log(
     expected: dict[str, int] | None,
 ) -> Verdict:
     not_a_log(path)
+    try:
+        return _read_log(path, fmt, capacities, regex, seer, expected)
+    except TraceError as exc:  # a layout verify does not read, named with how to convert it
+        told = explain(path, str(exc))
+        if told is None:
+            raise
+        raise TraceError(told) from None
+
+
+def _read_log(
+    path: str | Path,
+    fmt: str,
+    capacities: dict[str, int] | None,
+    regex: str | None,
+    seer: Callable[[], Callable[[dict], None]] | None,
+    expected: dict[str, int] | None,
+) -> Verdict:
     if fmt == "auto":
         fmt = detect(path)
     if fmt == "mutexlab":
@@ -333,7 +355,11 @@ def spooled(path: str | Path) -> Iterator[str | Path]:
         with open(fd, "wb", closefd=False) as out:
             try:
                 with open(path, "rb") as source:
+                    copied = 0
                     for line in bounded_lines(source, str(path), "a line"):
+                        copied += len(line)
+                        if copied > limits.MAX_PIPE_BYTES:
+                            raise TraceError(_ENDLESS.format(path=path, limit=limits.MAX_PIPE_BYTES))
                         out.write(line)
             except OSError as exc:
                 raise TraceError(f"cannot read {path}: {exc.strerror or exc}") from None
@@ -345,6 +371,14 @@ def spooled(path: str | Path) -> Iterator[str | Path]:
         os.close(fd)
         if handled:  # the handler it replaced; None (one not set from Python) as the default
             signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
+_ENDLESS = (
+    "{path}: more than {limit:,} bytes came through the pipe without its end "
+    "(limits.MAX_PIPE_BYTES): verify judges a whole log, copied first; a log that never ends "
+    "(tail -f, a FIFO its writer keeps open) has no verdict: save it to a file (or stop its "
+    "writer) and verify that"
+)
 
 
 def _terminated(signum: int, frame: object) -> None:

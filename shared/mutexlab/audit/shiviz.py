@@ -35,7 +35,10 @@ from ..limits import (
     MAX_CLOCK_ENTRIES,
     MAX_LINE,
     MAX_RECORD_LINES,
+    InputError,
+    members,
     more_members,
+    refused,
     unique_keys,
 )
 from ..trace import TraceError, bounded_lines, check_event, decode_line
@@ -97,8 +100,13 @@ def _text_lines(handle: IO[bytes], source: str) -> Iterator[tuple[int, str]]:
 def _fields(text: str) -> dict:
     """A description's JSON fields; ValueError (never RecursionError) when they are none."""
     try:
+        members(text)  # before parsing: what it would hold is what is refused
         fields = json.loads(text, object_pairs_hook=unique_keys)
-    except (ValueError, RecursionError) as exc:
+    except RecursionError as exc:  # JSON, nested too deep
+        raise ValueError(f"its fields {text[:40]!r} are JSON past a limit ({refused(exc)})") from None
+    except InputError as exc:  # JSON, but not what this reader takes (a key twice, too many members)
+        raise ValueError(f"its fields {text[:40]!r}: {exc}") from None
+    except ValueError as exc:
         raise ValueError(f"its fields {text[:40]!r} are not JSON ({exc})") from None
     if not isinstance(fields, dict):
         raise ValueError("its fields must be a JSON object")
@@ -371,7 +379,9 @@ def _record(
         )
     try:
         clock = json.loads(clock_text, object_pairs_hook=unique_keys)
-    except (ValueError, RecursionError) as exc:
+    except RecursionError as exc:  # JSON, nested too deep
+        raise TraceError(f"{line_of('clock')}: the clock is JSON past a limit ({refused(exc)})") from None
+    except ValueError as exc:
         sd = " — RFC 5424 structured data? " + SD_CLOCK if _SD.fullmatch(clock_text.strip()) else ""
         raise TraceError(
             f"{line_of('clock')}: the clock {clock_text[:40]!r} is not JSON ({exc}){sd}"

@@ -1,0 +1,219 @@
+"""What a refused log is, when its first lines show a layout ``verify`` does not read: named, with
+the command that converts it (docs/verify-any-log.md#other-layouts). Asked only once a reader has
+refused the log near its start (``explain``), so no log a reader takes is judged differently;
+reads at most ``HEAD_LINES`` lines of at most ``limits.MAX_LINE`` bytes, ``HEAD_BYTES`` in all.
+
+* one JSON object over many lines, then another (log4j2's ``JsonLayout`` without
+  ``compact="true" eventEol="true"``, ``json.dumps(indent=2)``): ``jq -c .`` writes one a line;
+* a CSV file (a header of column names, then rows): a Python line that writes it in GoVector's
+  layout, its clock column turned into a JSON object when it is written ``a:1;b:2``;
+* logfmt (``key=value`` pairs): a Python line that writes each as a JSON object;
+* fields in another case (``journalctl -o json``: EVENT, PID; Serilog's CLEF: Event, Pid): ``jq``
+  lowers them;
+* a line that repeats another exactly where the reader refused a second sending or a clock that
+  does not rise: the same event written twice (two appenders on one file).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shlex
+from pathlib import Path
+
+from ..limits import MAX_LINE, MAX_LINE_MEMBERS, lines, more_members
+
+HEAD_LINES = 2_000
+HEAD_BYTES = 1 << 20
+NEAR_START = 3  # a refusal at this line or before may be the layout's (a header line, a blank)
+
+_AT = re.compile(r"(?:.*?):(\d+): ")
+_NAME = r"[A-Za-z_@][\w.@ -]*"
+_LOGFMT_PAIR = re.compile(r'[\w.@/-]+=(?:"(?:[^"\\]|\\.)*"|[^\s"]*)')
+_HOSTS = ("host", "hostname", "pid", "process", "proc", "node", "name", "rank", "actor")
+_CLOCKS = ("clock", "vc", "vclock", "vector_clock", "vectorclock", "vector clock")
+_EVENTS = ("event", "message", "msg", "description", "action", "text")
+
+
+def explain(path: str | Path, error: str) -> str | None:
+    """``error`` (a reader's refusal of the log at ``path``) told again when the log's first lines
+    show why: a layout verify does not read, or an event written twice. None when they show
+    nothing more."""
+    shown = str(path)
+    if "(limits." in error:  # refused for its size (a line, a clock, members): no layout's doing
+        return None
+    at = _AT.match(error)
+    number = int(at.group(1)) if at else 0
+    head = _head(path)
+    named = "FILE" if shown.startswith("/proc/self/fd/") else shlex.quote(shown)
+    twice = _twice(path, error, number)
+    if twice:
+        return error + twice
+    if not 0 < number <= NEAR_START or not head:
+        return None
+    for reader in (_pretty_json, _csv, _logfmt, _cased):
+        said = reader(head, named)
+        if said:
+            return f"{shown}:{said}"
+    return None
+
+
+def _head(path: str | Path) -> list[str]:
+    """The first lines of the log (no line ends), at most HEAD_LINES and about HEAD_BYTES."""
+    kept: list[str] = []
+    size = 0
+    try:
+        with open(path, "rb") as handle:
+            for raw in lines(handle, MAX_LINE):
+                kept.append(raw.decode("utf-8", "replace").rstrip("\r\n"))
+                size += len(raw)
+                if len(kept) >= HEAD_LINES or size >= HEAD_BYTES:
+                    break
+    except (OSError, ValueError):
+        return []
+    return kept
+
+
+def _pretty_json(head: list[str], named: str) -> str | None:
+    """One JSON object written over lines, then another: a pretty-printed layout."""
+    first = next((i for i, text in enumerate(head) if text.strip()), None)
+    if first is not None and head[first].startswith("{") and _is_object(head[first]):
+        first = next((i for i in range(first + 1, len(head)) if head[i].strip()), None)  # a run header
+    if first is None or head[first].strip() != "{":
+        return None
+    for i in range(first + 1, len(head)):
+        if head[i].rstrip() not in ("}", "},"):
+            continue
+        after = next((j for j in range(i + 1, len(head)) if head[j].strip()), None)
+        if after is None or head[after].strip() != "{":
+            return None  # one document alone (a scenario): its reader's error says what it is
+        comma = head[i].rstrip() == "},"
+        convert = f"sed 's/^}},$/}}/' {named} | jq -c ." if comma else f"jq -c . {named}"
+        return (
+            f"{first + 1}: one JSON object over lines {first + 1}–{i + 1}, another from line {after + 1}"
+            f"{' (after a comma)' if comma else ''}: a pretty-printed JSON layout (log4j2's JsonLayout "
+            'without compact="true" eventEol="true", json.dumps(indent=…)), not JSON Lines; verify reads '
+            f"one event a line: {convert} > LOG.jsonl writes each on one line (or configure the "
+            "logger so)"
+        )
+    return None
+
+
+def _is_object(text: str) -> bool:
+    if more_members(text, MAX_LINE_MEMBERS):  # not parsed: what it would hold is refused
+        return False
+    try:
+        return isinstance(json.loads(text), dict)
+    except (ValueError, RecursionError):
+        return False
+
+
+def _csv(head: list[str], named: str) -> str | None:
+    """A header of at least three column names, then rows of as many cells."""
+    rows = [text for text in head if text.strip()][:2]
+    if len(rows) < 2 or not re.fullmatch(rf'\s*"?{_NAME}"?(?:,"?{_NAME}"?){{2,}}\s*', rows[0]):
+        return None
+    try:
+        header, row = list(csv.reader(rows))
+    except (csv.Error, ValueError):
+        return None
+    if len(row) != len(header):
+        return None
+    columns = [name.strip().lower() for name in header]
+    host, clock, event = (
+        next((c for c in columns if c in names), None) for names in (_HOSTS, _CLOCKS, _EVENTS)
+    )
+    said = f"1: a CSV file (its header: {','.join(header)[:80]}), not a layout verify reads"
+    if host is None or clock is None or event is None:
+        return (
+            f"{said}: it needs a host, a vector clock and an event column (a header naming them: "
+            "host, clock, event) to be written in GoVector's layout, HOST CLOCK then the event on "
+            "the next line"
+        )
+    cell = row[columns.index(clock)].strip()
+    value = f'r["{header[columns.index(clock)]}"]'
+    if not cell.startswith("{"):  # a:1;b:2 → {"a": 1, "b": 2}
+        value = f'json.dumps({{k: int(n) for k, n in (e.split(":") for e in {value}.split(";"))}})'
+    host_column, event_column = header[columns.index(host)], header[columns.index(event)]
+    write = (
+        f'python3 -c \'import csv, json, sys; [print(r["{host_column}"], {value} + "\\n" + '
+        f'r["{event_column}"]) for r in csv.DictReader(sys.stdin)]\' < {named} > LOG'
+    )
+    return f"{said}: write it in GoVector's layout (HOST CLOCK, then the event), {write}, and verify LOG"
+
+
+def _logfmt(head: list[str], named: str) -> str | None:
+    """Lines of ``key=value`` pairs only (logfmt: Go's logrus, Heroku's routers)."""
+    first = next((text for text in head if text.strip()), "")
+    pairs = _LOGFMT_PAIR.findall(first)
+    if len(pairs) < 2 or _LOGFMT_PAIR.sub("", first).strip():
+        return None
+    keys = [pair.split("=", 1)[0] for pair in pairs]
+    return (
+        f"1: logfmt (key=value pairs: {', '.join(keys[:6])}), not a layout verify reads: as JSON "
+        "Lines, one object a line, its fields are read as mutexlab's event shape; python3 -c 'import "
+        'json, shlex, sys; [print(json.dumps(dict(p.split("=", 1) for p in shlex.split(line)))) for '
+        f"line in sys.stdin]' < {named} > LOG.jsonl"
+    )
+
+
+def _cased(head: list[str], named: str) -> str | None:
+    """A JSON line whose event's fields are there in another case: ``journalctl -o json`` (the
+    fields a program sent are upper case: EVENT, PID), Serilog's CLEF (PascalCase: Event, Pid)."""
+    first = next((text for text in head if text.strip()), "")
+    if more_members(first, MAX_LINE_MEMBERS):
+        return None
+    try:
+        entry = json.loads(first)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(entry, dict) or {"event", "pid"} <= entry.keys():
+        return None
+    cased = [key for key in entry if key.lower() in _FIELDS and key != key.lower()]
+    if not any(key.lower() in ("event", "pid") for key in cased):
+        return None
+    what = (
+        "a journald export (journalctl -o json), whose fields a program sent are upper case"
+        if "__REALTIME_TIMESTAMP" in entry or "__CURSOR" in entry
+        else "Serilog's CLEF, whose properties are PascalCase"
+        if "@t" in entry
+        else "a JSON log whose fields are in another case"
+    )
+    return (
+        f"1: {what} ({', '.join(cased[:6])}): verify reads mutexlab's event shape, its fields lower case "
+        f"(event, pid, resource, …); jq -c 'with_entries(.key |= ascii_downcase)' {named} > LOG.jsonl"
+    )
+
+
+_FIELDS = {"event", "pid", "resource", "units", "type", "to", "from", "id", "vc", "msg", "copy"}
+# A reader's refusal of a line that may be another's copy: (its pattern, the group of the other line).
+_REPEATS = (
+    re.compile(r"message id .* is sent again while still in flight \(sent at line (\d+)\)"),
+    re.compile(r"own clock entry goes from \d+ \(line (\d+)\) to \d+"),
+)
+
+
+def _twice(path: str | Path, error: str, number: int) -> str | None:
+    """What to add to ``error`` when line ``number`` repeats the line it names exactly: one event
+    written twice, as two appenders on one file (log4j's, logback's additivity) write each."""
+    other = next((int(m.group(1)) for p in _REPEATS if (m := p.search(error))), None)
+    if other is None or not 0 < other < number:
+        return None
+    wanted: dict[int, bytes] = {}
+    try:
+        with open(path, "rb") as handle:
+            for at, raw in enumerate(lines(handle, MAX_LINE), 1):
+                if at in (other, number):
+                    wanted[at] = raw.rstrip(b"\r\n")
+                if at >= number:
+                    break
+    except (OSError, ValueError):
+        return None
+    if len(wanted) < 2 or wanted[other] != wanted[number] or not wanted[number].strip():
+        return None
+    return (
+        f" — line {number} repeats line {other} exactly: one event written twice? (two appenders on "
+        "one file, as log4j's and logback's additivity makes them: additivity=\"false\" on the "
+        "logger, or one appender)"
+    )
