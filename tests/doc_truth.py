@@ -114,7 +114,6 @@ def missing_paths(doc: Path, text: str | None = None) -> list[str]:
     return out
 
 
-
 # A command a reader types from the top of the checkout (``mutexlab simulate --algorithm X.py``):
 # its file is looked up from there, not as the tail of some path as a name in prose may be.
 _COMMAND = re.compile(r"`(mutexlab [^`]+)`")
@@ -137,7 +136,9 @@ def command_file_findings(doc: Path, text: str | None = None) -> list[str]:
             if any(re.fullmatch(pattern, name) for pattern in NOT_IN_THE_CHECKOUT):
                 continue
             if name not in files:
-                out.append(f"{doc.relative_to(ROOT)}:{number}: `mutexlab …` takes {word}, no file from the top")
+                out.append(
+                    f"{doc.relative_to(ROOT)}:{number}: `mutexlab …` takes {word}, no file from the top"
+                )
     return out
 
 

@@ -554,9 +554,13 @@ def command_findings(doc: str, text: str) -> list[str]:
             services |= yaml.safe_load(f.read_text())["services"]
         known = {p for s in services.values() for p in s.get("profiles", [])}
         for assignment in env:
-            name = assignment.split("=", 1)[0]
+            name, value = assignment.split("=", 1)
             if "${" + name not in sources:
                 out.append(f"{where}: {name} is no variable of {', '.join(f.name for f in files)}")
+            # the solution mounted is one of the checkout's, which the reader has (not my_algo.py,
+            # which your-algorithm.md made a mutex algorithm)
+            if name == "ALGORITHM_FILE" and not (ROOT / value).is_file():
+                out.append(f"{where}: ALGORITHM_FILE {value} is no file of the checkout")
         out += [f"{where}: no profile {p!r}" for p in profiles if p not in known]
         command, args = rest[0], rest[1:]
         named = []
@@ -600,5 +604,12 @@ def test_the_command_check_reports_planted_errors():
         "no service 'bees'",
         "scripts/compose-check.sh runs no `up --scale bees=5 --exit-code-from monitor --no-build`",
     ]
+    elves = (ROOT / "docs/problems-and-solutions.md").read_text()
+    elves = elves.replace(
+        "ALGORITHM_FILE=./examples/solutions/elves_no_arbiter.py", "ALGORITHM_FILE=./my_algo.py", 1
+    )
+    assert "ALGORITHM_FILE ./my_algo.py is no file of the checkout" in " ".join(
+        command_findings("docs/problems-and-solutions.md", elves)
+    )
     program = (ROOT / "docs/test-any-program.md").read_text().replace("--profile program \\", "\\", 1)
     assert "needs --profile program" in " ".join(command_findings("docs/test-any-program.md", program))

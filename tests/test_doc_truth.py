@@ -62,7 +62,6 @@ def test_the_path_check_reports_a_planted_wrong_path(tmp_path):
     assert all(f.startswith("CONTRIBUTING.md:") for f in found)
 
 
-
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_file_an_inline_command_takes_is_there_from_the_top(doc):
     assert command_file_findings(doc) == []
@@ -83,6 +82,7 @@ def test_the_command_file_check_reports_a_planted_tail_only_path():
     ]
     assert all(f.startswith("docs/your-bees.md:") for f in found)
     assert missing_paths(doc, text) == []  # what the path check alone let through
+
 
 def test_the_exit_codes_table_matches_every_commands_help(capsys):
     table = EXIT_CODES.read_text(encoding="utf-8")
