@@ -48,7 +48,8 @@
 # COMPOSE_CHECK_PROJECT=another-name (written into the env file as COMPOSE_PROJECT_NAME too: v1 names
 # the image after that variable, not after -p). The images are the project's own, mutexlab:<project>
 # and mutexlab-program:<project> (docker-compose.yml, examples/nodes/compose.yml): those the check
-# made (absent when it started) are removed at the end, a lane's too (`down -v` keeps an image).
+# made (absent when it started) are removed at the end, a lane's too (`down -v` keeps an image), and
+# so are the untagged ones v2 leaves (one build per service, the last tagged: docs/rabbitmq.md).
 # The machine's broker ports are held for the whole check: 127.0.0.1:5672 and :15672, each by a
 # listener of the script's own when nothing listens there yet (the stacks must start beside another
 # broker: no fixed host port). After each run the trace is copied out as the docs show (`docker run
@@ -132,7 +133,8 @@ stop_lanes() {   # an interrupted check: each lane (and the command it waits for
   [ ${#lane_pids[@]} -eq 0 ] || wait "${lane_pids[@]}" 2>/dev/null
 }
 trap 'stop_lanes; cleanup; [ -z "$holder" ] || kill "$holder" 2>/dev/null; rm -rf "$work" ${made_nodes_build:+"$made_nodes_build"}
-      [ ${#made_images[@]} -eq 0 ] || docker image rm "${made_images[@]}" >/dev/null 2>&1' EXIT
+      [ ${#made_images[@]} -eq 0 ] || docker image rm "${made_images[@]}" >/dev/null 2>&1
+      docker image prune -f --filter "label=com.docker.compose.project=$project" >/dev/null 2>&1' EXIT
 trap 'echo "compose-check: interrupted"; exit 130' INT TERM
 
 leftovers=$(project_objects | wc -l)

@@ -488,6 +488,7 @@ def test_the_image_is_built_never_pulled_and_the_brokers_log_warnings_only(compo
 
 
 TEARDOWN = re.compile(r"docker compose((?: --profile \S+)*) down -v")
+PRUNE = "docker image prune -f --filter label=com.docker.compose.project=mutexlab"
 
 
 def test_the_documented_teardown_names_every_profile(compose):
@@ -504,6 +505,9 @@ def test_the_documented_teardown_names_every_profile(compose):
             "docker run --rm -v mutexlab_traces:/traces mutexlab:mutexlab cat /traces/"
             in (ROOT / doc).read_text()
         ), f"{doc}: how to copy a trace out before down -v"
+        # compose v2 builds the image per service and tags the last: the others stay untagged
+        assert PRUNE in (ROOT / doc).read_text(), f"{doc}: how to remove the untagged builds"
+    assert 'docker image prune -f --filter "label=com.docker.compose.project=$project"' in CHECK.read_text()
 
 
 # -- the solutions' compose commands in the docs: what scripts/compose-check.sh runs ---------------
