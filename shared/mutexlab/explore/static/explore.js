@@ -272,8 +272,10 @@
       var row = h("div", null, box, "link");
       row.setAttribute("data-link", l.from + "-" + l.to);
       named("span", l.label, row, "lname");
+      // the messages wrap in a column of their own, never under the link's name
+      var chips = h("span", null, row, "chips");
       l.messages.forEach(function (m, i) {
-        var chip = named("span", m.text, row, "chip" + (i === 0 ? " head" : ""));
+        var chip = named("span", m.text, chips, "chip" + (i === 0 ? " head" : ""));
         chip.title = "message " + m.id + (i === 0 ? " (head: deliverable)" : "");
       });
     });
