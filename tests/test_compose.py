@@ -587,6 +587,53 @@ def command_findings(doc: str, text: str) -> list[str]:
     return out
 
 
+COPY = re.compile(r"docker run --rm -v mutexlab_traces:/traces (\S+) cat /traces/")
+
+
+def copy_findings(doc: str, text: str) -> list[str]:
+    """Each trace copied out (``docker run … IMAGE cat /traces/…``) with an image other than the
+    one the monitor of its block's ``up`` runs, with .env's project (``mutexlab``): another is not
+    built by that run, and ``docker run`` then tries to pull it and leaves an empty file."""
+    out, monitor, files = [], None, [COMPOSE]
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.startswith("```"):
+            monitor, files = None, [COMPOSE]
+        words = line.rstrip("\\").split()
+        if "--exit-code-from" in words:
+            monitor = words[words.index("--exit-code-from") + 1]
+        for i, word in enumerate(words[:-1]):
+            if word == "-f" and words[i + 1] != "docker-compose.yml":
+                files = [COMPOSE, ROOT / words[i + 1]]
+        m = COPY.search(line)
+        if m and monitor:
+            services: dict = {}
+            for f in files:
+                services |= yaml.safe_load(f.read_text())["services"]
+            image = services[monitor]["image"].replace("${COMPOSE_PROJECT_NAME:-latest}", "mutexlab")
+            if m.group(1) != image:
+                out.append(f"{doc}:{number}: copies the trace out with {m.group(1)}; {monitor} runs {image}")
+    return out
+
+
+@pytest.mark.parametrize("doc", SOLUTION_DOCS)
+def test_a_trace_is_copied_out_with_the_image_its_run_built(doc):
+    assert copy_findings(doc, (ROOT / doc).read_text()) == []
+
+
+def test_the_copy_check_reports_the_image_the_program_run_does_not_build():
+    """test-any-program.md copied the program run's trace with mutexlab:mutexlab, which only the
+    project's own stacks build: after the program profile alone, `Unable to find image`."""
+    text = (ROOT / "docs/test-any-program.md").read_text()
+    planted = text.replace(
+        "-v mutexlab_traces:/traces mutexlab-program:mutexlab", "-v mutexlab_traces:/traces mutexlab:mutexlab"
+    )
+    assert planted != text
+    found = copy_findings("docs/test-any-program.md", planted)
+    assert [f.split(": ", 1)[1] for f in found] == [
+        "copies the trace out with mutexlab:mutexlab; program-monitor runs mutexlab-program:mutexlab"
+    ]
+
+
 @pytest.mark.parametrize("doc", SOLUTION_DOCS)
 def test_the_solutions_compose_commands_name_what_exists_and_are_what_the_check_runs(doc):
     text = (ROOT / doc).read_text()
