@@ -48,7 +48,8 @@
 # COMPOSE_CHECK_PROJECT=another-name (written into the env file as COMPOSE_PROJECT_NAME too: v1 names
 # the image after that variable, not after -p). The images are the project's own, mutexlab:<project>
 # and mutexlab-program:<project> (docker-compose.yml, examples/nodes/compose.yml): those the check
-# made (absent when it started) are removed at the end, a lane's too (`down -v` keeps an image).
+# made (absent when it started) are removed at the end, a lane's too (`down -v` keeps an image), and
+# so are the untagged ones v2 leaves (one build per service, the last tagged: docs/rabbitmq.md).
 # The machine's broker ports are held for the whole check: 127.0.0.1:5672 and :15672, each by a
 # listener of the script's own when nothing listens there yet (the stacks must start beside another
 # broker: no fixed host port). After each run the trace is copied out as the docs show (`docker run
@@ -132,7 +133,8 @@ stop_lanes() {   # an interrupted check: each lane (and the command it waits for
   [ ${#lane_pids[@]} -eq 0 ] || wait "${lane_pids[@]}" 2>/dev/null
 }
 trap 'stop_lanes; cleanup; [ -z "$holder" ] || kill "$holder" 2>/dev/null; rm -rf "$work" ${made_nodes_build:+"$made_nodes_build"}
-      [ ${#made_images[@]} -eq 0 ] || docker image rm "${made_images[@]}" >/dev/null 2>&1' EXIT
+      [ ${#made_images[@]} -eq 0 ] || docker image rm "${made_images[@]}" >/dev/null 2>&1
+      docker image prune -f --filter "label=com.docker.compose.project=$project" >/dev/null 2>&1' EXIT
 trap 'echo "compose-check: interrupted"; exit 130' INT TERM
 
 leftovers=$(project_objects | wc -l)
@@ -218,12 +220,14 @@ stop_once_started() {
 # be stopped before the run ends, and the run pass). With ALGORITHM_FILE=... the trace is verified
 # with --algorithm naming the mounted file (its own invariants: docs/rabbitmq.md). OVERRIDE=FILE:PROFILE:
 # the run is over the project's file and FILE (-f both), and its teardown adds --profile PROFILE.
+# IMAGE=NAME: the trace is copied out with NAME:<project>, the image the run built (default mutexlab).
 one_run() {
   local tool=$1 name=$2 monitor=$3 trace=$4 algorithm=$5 scaled=$6; shift 6
-  local envs=() stop="" first="" verify_args=() override=""
+  local envs=() stop="" first="" verify_args=() override="" copy_image=$image
   while [ "$1" != -- ]; do
     case $1 in
       STOP=*) stop=${1#STOP=} ;;
+      IMAGE=*) copy_image="${1#IMAGE=}:$project" ;;
       FIRST=*) first=${1#FIRST=} ;;
       OVERRIDE=*) override=${1#OVERRIDE=} ;;
       ALGORITHM_FILE=*) envs+=("$1"); verify_args=(--algorithm /algorithm/algorithm.py) ;;
@@ -320,7 +324,7 @@ one_run() {
     echo "-- verify:"; cat "$work/verify.log"
   fi
   # The trace copied out, as the docs show it (before the teardown removes the volume).
-  docker run --rm "${unlabelled[@]}" -v "${project}_traces:/traces" "$image" cat "$trace" >"$work/copied.jsonl" 2>"$work/copy.log"
+  docker run --rm "${unlabelled[@]}" -v "${project}_traces:/traces" "$copy_image" cat "$trace" >"$work/copied.jsonl" 2>"$work/copy.log"
   if [ "$(head -c 1 "$work/copied.jsonl")" = "{" ]; then
     verdict+=", trace copied out ($(wc -l <"$work/copied.jsonl") lines)"
   else
@@ -436,7 +440,7 @@ for tool in $TOOLS; do
     ALGORITHM_FILE=./examples/solutions/chandy_misra.py -- \
     --profile philosophers up --scale philosopher=5 --exit-code-from philosophers-monitor philosophers-monitor philosopher
   one_run "$tool" program program-monitor /traces/program-bees.jsonl bees "4 bee" \
-    OVERRIDE=examples/nodes/compose.yml:program NODES_BUILD=prebuilt -- \
+    OVERRIDE=examples/nodes/compose.yml:program IMAGE=mutexlab-program NODES_BUILD=prebuilt -- \
     --profile program up --scale program-bee=4 --exit-code-from program-monitor program-monitor program-bee
 done
 

@@ -1,5 +1,6 @@
 """What README.md, CONTRIBUTING.md and docs/*.md state that the code can hold them to
-(tests/test_doc_truth.py): the paths and file names they name, the exit codes of
+(tests/test_doc_truth.py): the paths and file names they name (and the files their inline
+``mutexlab`` commands take, from the top of the checkout), the exit codes of
 docs/exit-codes.md against each command's ``--help``, and where the quick tests' time is stated.
 
 Each check takes text and gives findings (strings naming the document, the line and what is
@@ -110,6 +111,34 @@ def missing_paths(doc: Path, text: str | None = None) -> list[str]:
         if not exists(name, doc, folder):
             where = f" in {folder}" if folder and "/" not in name else ""
             out.append(f"{doc.relative_to(ROOT)}:{number}: {name} does not exist{where}")
+    return out
+
+
+# A command a reader types from the top of the checkout (``mutexlab simulate --algorithm X.py``):
+# its file is looked up from there, not as the tail of some path as a name in prose may be.
+_COMMAND = re.compile(r"`(mutexlab [^`]+)`")
+
+
+def command_file_findings(doc: Path, text: str | None = None) -> list[str]:
+    """Findings: a ``.py`` file an inline ``mutexlab`` command of ``doc`` takes (a span in
+    backticks, which may wrap onto the next line) that is no file from the top of the checkout,
+    where the docs are run; placeholders (``FILE``, ``…``), absolute paths (inside a container)
+    and the allowed names of NOT_IN_THE_CHECKOUT aside."""
+    text = doc.read_text(encoding="utf-8") if text is None else text
+    files, _ = tracked()
+    out = []
+    for span in _COMMAND.finditer(text):
+        number = text.count("\n", 0, span.start()) + 1
+        for word in span.group(1).split():
+            name = word.removeprefix("./")
+            if not name.endswith(".py") or word.startswith("/") or "FILE" in word or "…" in word:
+                continue
+            if any(re.fullmatch(pattern, name) for pattern in NOT_IN_THE_CHECKOUT):
+                continue
+            if name not in files:
+                out.append(
+                    f"{doc.relative_to(ROOT)}:{number}: `mutexlab …` takes {word}, no file from the top"
+                )
     return out
 
 

@@ -488,6 +488,7 @@ def test_the_image_is_built_never_pulled_and_the_brokers_log_warnings_only(compo
 
 
 TEARDOWN = re.compile(r"docker compose((?: --profile \S+)*) down -v")
+PRUNE = "docker image prune -f --filter label=com.docker.compose.project=mutexlab"
 
 
 def test_the_documented_teardown_names_every_profile(compose):
@@ -504,6 +505,9 @@ def test_the_documented_teardown_names_every_profile(compose):
             "docker run --rm -v mutexlab_traces:/traces mutexlab:mutexlab cat /traces/"
             in (ROOT / doc).read_text()
         ), f"{doc}: how to copy a trace out before down -v"
+        # compose v2 builds the image per service and tags the last: the others stay untagged
+        assert PRUNE in (ROOT / doc).read_text(), f"{doc}: how to remove the untagged builds"
+    assert 'docker image prune -f --filter "label=com.docker.compose.project=$project"' in CHECK.read_text()
 
 
 # -- the solutions' compose commands in the docs: what scripts/compose-check.sh runs ---------------
@@ -554,9 +558,13 @@ def command_findings(doc: str, text: str) -> list[str]:
             services |= yaml.safe_load(f.read_text())["services"]
         known = {p for s in services.values() for p in s.get("profiles", [])}
         for assignment in env:
-            name = assignment.split("=", 1)[0]
+            name, value = assignment.split("=", 1)
             if "${" + name not in sources:
                 out.append(f"{where}: {name} is no variable of {', '.join(f.name for f in files)}")
+            # the solution mounted is one of the checkout's, which the reader has (not my_algo.py,
+            # which your-algorithm.md made a mutex algorithm)
+            if name == "ALGORITHM_FILE" and not (ROOT / value).is_file():
+                out.append(f"{where}: ALGORITHM_FILE {value} is no file of the checkout")
         out += [f"{where}: no profile {p!r}" for p in profiles if p not in known]
         command, args = rest[0], rest[1:]
         named = []
@@ -577,6 +585,53 @@ def command_findings(doc: str, text: str) -> list[str]:
         if command == "up" and " ".join(rest) not in check:
             out.append(f"{where}: scripts/compose-check.sh runs no `{' '.join(rest)}`")
     return out
+
+
+COPY = re.compile(r"docker run --rm -v mutexlab_traces:/traces (\S+) cat /traces/")
+
+
+def copy_findings(doc: str, text: str) -> list[str]:
+    """Each trace copied out (``docker run … IMAGE cat /traces/…``) with an image other than the
+    one the monitor of its block's ``up`` runs, with .env's project (``mutexlab``): another is not
+    built by that run, and ``docker run`` then tries to pull it and leaves an empty file."""
+    out, monitor, files = [], None, [COMPOSE]
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.startswith("```"):
+            monitor, files = None, [COMPOSE]
+        words = line.rstrip("\\").split()
+        if "--exit-code-from" in words:
+            monitor = words[words.index("--exit-code-from") + 1]
+        for i, word in enumerate(words[:-1]):
+            if word == "-f" and words[i + 1] != "docker-compose.yml":
+                files = [COMPOSE, ROOT / words[i + 1]]
+        m = COPY.search(line)
+        if m and monitor:
+            services: dict = {}
+            for f in files:
+                services |= yaml.safe_load(f.read_text())["services"]
+            image = services[monitor]["image"].replace("${COMPOSE_PROJECT_NAME:-latest}", "mutexlab")
+            if m.group(1) != image:
+                out.append(f"{doc}:{number}: copies the trace out with {m.group(1)}; {monitor} runs {image}")
+    return out
+
+
+@pytest.mark.parametrize("doc", SOLUTION_DOCS)
+def test_a_trace_is_copied_out_with_the_image_its_run_built(doc):
+    assert copy_findings(doc, (ROOT / doc).read_text()) == []
+
+
+def test_the_copy_check_reports_the_image_the_program_run_does_not_build():
+    """test-any-program.md copied the program run's trace with mutexlab:mutexlab, which only the
+    project's own stacks build: after the program profile alone, `Unable to find image`."""
+    text = (ROOT / "docs/test-any-program.md").read_text()
+    planted = text.replace(
+        "-v mutexlab_traces:/traces mutexlab-program:mutexlab", "-v mutexlab_traces:/traces mutexlab:mutexlab"
+    )
+    assert planted != text
+    found = copy_findings("docs/test-any-program.md", planted)
+    assert [f.split(": ", 1)[1] for f in found] == [
+        "copies the trace out with mutexlab:mutexlab; program-monitor runs mutexlab-program:mutexlab"
+    ]
 
 
 @pytest.mark.parametrize("doc", SOLUTION_DOCS)
@@ -600,5 +655,12 @@ def test_the_command_check_reports_planted_errors():
         "no service 'bees'",
         "scripts/compose-check.sh runs no `up --scale bees=5 --exit-code-from monitor --no-build`",
     ]
+    elves = (ROOT / "docs/problems-and-solutions.md").read_text()
+    elves = elves.replace(
+        "ALGORITHM_FILE=./examples/solutions/elves_no_arbiter.py", "ALGORITHM_FILE=./my_algo.py", 1
+    )
+    assert "ALGORITHM_FILE ./my_algo.py is no file of the checkout" in " ".join(
+        command_findings("docs/problems-and-solutions.md", elves)
+    )
     program = (ROOT / "docs/test-any-program.md").read_text().replace("--profile program \\", "\\", 1)
     assert "needs --profile program" in " ".join(command_findings("docs/test-any-program.md", program))

@@ -14,6 +14,7 @@ from doc_truth import (
     QUICK,
     ROOT,
     TIME_HOME,
+    command_file_findings,
     documented_codes,
     exit_code_findings,
     missing_paths,
@@ -59,6 +60,28 @@ def test_the_path_check_reports_a_planted_wrong_path(tmp_path):
         "classic.py does not exist in audit/",
     ]
     assert all(f.startswith("CONTRIBUTING.md:") for f in found)
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_file_an_inline_command_takes_is_there_from_the_top(doc):
+    assert command_file_findings(doc) == []
+
+
+def test_the_command_file_check_reports_a_planted_tail_only_path():
+    """``./bees_reed_tokens.py`` passed the path check (the tail of examples/solutions/...), yet a
+    reader typing the command at the top of the checkout got `does not exist`."""
+    doc = ROOT / "docs" / "your-bees.md"
+    text = doc.read_text(encoding="utf-8") + (
+        "\nRun `mutexlab run bees -a ./bees_reed_tokens.py -P 3` or `mutexlab simulate\n"
+        "./chandy_misra.py --meals 1`; yours: `mutexlab check mutex -a ./my_algo.py`.\n"
+    )
+    found = command_file_findings(doc, text)
+    assert [f.split(": ", 1)[1] for f in found] == [
+        "`mutexlab …` takes ./bees_reed_tokens.py, no file from the top",
+        "`mutexlab …` takes ./chandy_misra.py, no file from the top",
+    ]
+    assert all(f.startswith("docs/your-bees.md:") for f in found)
+    assert missing_paths(doc, text) == []  # what the path check alone let through
 
 
 def test_the_exit_codes_table_matches_every_commands_help(capsys):

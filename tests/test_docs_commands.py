@@ -12,6 +12,8 @@ How the docs are read (CONTRIBUTING.md#doc-examples says the same for authors):
 * ``$ echo $?`` prints the previous command's exit code. An output ending in ``(exit N)`` also
   asserts the exit code N. Otherwise the exit code is not checked.
 * ``mutexlab explore`` (a server) is interrupted with SIGINT once it serves, as Ctrl-C would.
+* After a document's last block, every file its commands wrote must be ignored by git at the top of
+  a checkout, where a reader runs them (``left_unignored``; a reader's own ``.py`` aside).
 * ``mutexlab check``'s measured lines (``time:``, ``peak memory:``) are compared by label and unit.
 * Elisions: a line that is only ``...`` or ``…`` stands for any number of lines; ``…`` inside a
   line stands for any text.
@@ -392,7 +394,35 @@ def check_documented_block(doc: Path, index: int, sessions, request) -> None:
         for command, (output, code) in zip(block.commands, outcome.results)
         for p in check_command(block, command, output, code)
     ]
+    if index == len(session.blocks) - 1:  # the doc's last block: what a reader has at the top now
+        problems += left_unignored(session.workdir, doc)
     assert not problems, "\n\n".join(problems)
+
+
+# What a session's directory holds besides what the commands wrote (see DocSession).
+SESSION_OWN = {".bin", "examples", "tests"}
+
+
+def left_unignored(workdir: Path, doc: Path) -> list[str]:
+    """The files the doc's commands wrote that git would not ignore at the top of a checkout,
+    where the reader runs them (``git status`` would list them, ``git add -A`` take them); a
+    reader's own source (``my_algo.py``) is theirs to keep and is not counted."""
+    names = sorted(p.name for p in workdir.iterdir() if p.name not in SESSION_OWN and p.suffix != ".py")
+    if not names:
+        return []
+    done = subprocess.run(
+        ["git", "check-ignore", "--no-index", "--stdin"],
+        cwd=ROOT,
+        input="\n".join(names) + "\n",
+        capture_output=True,
+        text=True,
+    )
+    left = sorted(set(names) - set(done.stdout.split()))
+    return (
+        [f"{doc.relative_to(ROOT)}: its commands leave {', '.join(left)} at the top, not ignored by git"]
+        if left
+        else []
+    )
 
 
 # -- the reader itself -------------------------------------------------------------------
@@ -635,3 +665,13 @@ def test_the_citation_check_catches_each_kind():
     ):
         assert OUTSIDE.search(text), text
     assert not OUTSIDE.search("--seed 002 and seed 3 and seeds 0-39")
+
+
+def test_the_leftover_check_names_what_git_would_list(tmp_path):
+    """After the reading order, a reader's `git status` listed 25 files the documents' commands
+    wrote at the top (bug.json, ring.log, ra-broken, ...): what is not ignored is named."""
+    for name in (".bin", "examples", "bug.json", "ring.log", "ra-broken", "my_algo.py", "notes.txt", "a.out"):
+        (tmp_path / name).write_text("")
+    assert left_unignored(tmp_path, ROOT / "docs" / "tour.md") == [
+        "docs/tour.md: its commands leave a.out, notes.txt at the top, not ignored by git"
+    ]

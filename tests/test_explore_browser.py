@@ -314,3 +314,39 @@ def test_walkthrough_maekawa_inquire_yield(explorer):
     e.click("#redo", 17)
     expect(e.card("node-2")).to_have_class(re.compile(r"\bholder\b"))
     assert e.entered() == ["node-2"]
+
+
+@pytest.mark.parametrize(
+    "config, said",
+    [
+        (Config("ricart-agrawala", 3, {"requests": 1}), "Lamport clocks start at 0 and tick"),
+        (
+            Config("ricart-agrawala", 3, {"requests": 1, "initial_clocks": {"1": 5, "2": 7}}),
+            "Lamport clocks start at node-1 5, node-2 7, node-3 0 (as the setup gives them",
+        ),
+        (
+            Config(str(ROOT / "examples" / "solutions" / "bees_reed_tokens.py"), 3, {}),
+            "Lamport clocks start at bee-1 ",
+        ),
+    ],
+    ids=["zero", "option", "solution"],
+)
+def test_the_page_says_where_the_clocks_start_as_the_cards_show_it(explorer, config, said):
+    """The page said "Lamport clocks start at 0" above cards showing node-1 at 5 (the option
+    initial_clocks) or bee-1 at 21 (docs/your-bees.md's solution draws its own): it now names each
+    process's clock as the setup built it, which the cards show at step 0."""
+    e = explorer(Session(config))
+    text = e.page.locator("#clocks").inner_text()
+    assert text.startswith(said), text
+    clocks = [
+        int(e.card(f"{name}-{pid}").locator(".clock").inner_text().split()[-1])
+        for name in ("node", "bee")
+        for pid in (1, 2, 3)
+        if e.card(f"{name}-{pid}").count()
+    ]
+    if "start at 0" in said:
+        assert clocks == [0, 0, 0]
+    else:
+        listed = text.removeprefix("Lamport clocks start at ").split(" (")[0].split(", ")
+        starts = [int(item.split()[1]) for item in listed]
+        assert len(listed) == 3 and starts == clocks and any(starts), (text, clocks)

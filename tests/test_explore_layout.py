@@ -390,3 +390,40 @@ def test_a_long_message_name_stays_inside_its_button(opened, tmp_path, width):
     )
     assert p.page.evaluate(OVERFLOWING)
     assert p.errors == []
+
+
+# Every message chip that starts left of its link's name's right edge: wrapped under the name.
+CHIPS_UNDER_NAMES = """() => {
+  const out = [];
+  for (const row of document.querySelectorAll("#links .link")) {
+    const name = row.querySelector(".lname").getBoundingClientRect();
+    for (const chip of row.querySelectorAll(".chip")) {
+      const r = chip.getBoundingClientRect();
+      if (r.left < name.right) out.push([row.dataset.link, chip.textContent, r.left, name.right]);
+    }
+  }
+  return out;
+}"""
+
+
+def test_a_links_messages_wrap_beside_its_name_never_under_it(opened):
+    """At 1024 px four elves' link elf-2→elf-4 held two messages: the second wrapped to the start
+    of the row, under the name, where it read as a message of no link. The chips now wrap in a
+    column of their own; the check is shown catching the old row (chips beside the name)."""
+    p = opened(SESSIONS["elves"](), 1280)
+    p.page.evaluate("document.getElementById('links').style.width = '420px'")  # a narrow pane
+    rows = p.page.locator("#links .link")
+    crowded = [r for r in rows.all() if r.locator(".chip").count() > 1]
+    assert crowded, "the walk no longer leaves a link with two messages in flight"
+    wrapped = [
+        r for r in crowded if len({round(c.bounding_box()["y"]) for c in r.locator(".chip").all()}) > 1
+    ]
+    assert wrapped, "no link's messages wrap at 420 px: the check would check nothing"
+    assert p.page.evaluate(CHIPS_UNDER_NAMES) == []
+    # the old row: the chips straight in the wrapping row, beside the name
+    p.page.evaluate(
+        "document.querySelectorAll('#links .link').forEach(row => {"
+        "  row.style.flexWrap = 'wrap';"
+        "  row.querySelectorAll('.chip').forEach(c => row.appendChild(c)); })"
+    )
+    assert p.page.evaluate(CHIPS_UNDER_NAMES), "chips wrapped under the name must be reported"

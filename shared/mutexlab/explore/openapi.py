@@ -55,6 +55,7 @@ def _schemas() -> dict[str, Any]:
                 "name": STRING,
                 "state": STRING,
                 "clock": {},
+                "start_clock": {},
                 "holds": _strings(),
                 "finished": BOOLEAN,
                 "waiting": {"type": "object", "additionalProperties": _strings()},

@@ -140,6 +140,7 @@ class SessionState:
     run: ExplorerRun
     steps: list[dict]
     labels: list[str]
+    start_clocks: dict[int, int]  # each process's Lamport clock as its setup built it
 
     @property
     def setup(self) -> Setup:
@@ -242,9 +243,10 @@ def _accepts(proto: Any, action: str) -> bool:
 def derive(config: Config, steps: Sequence[dict | Step]) -> SessionState:
     """The world ``steps`` (dicts or parsed steps) lead to from ``config``'s start. Raises ScenarioError naming the step."""
     setup = config.setup()
+    starts = {pid: proto.clock.time for pid, proto in setup.protocols.items()}  # before anything runs
     run = ExplorerRun(setup, TraceWriter(None, keep=True))
     run.start_all()
-    world = SessionState(config, run, [], [])
+    world = SessionState(config, run, [], [], starts)
     for number, raw in enumerate(steps, 1):
         step = _parse_step(raw) if isinstance(raw, dict) else raw
         label = world.label_of(_dump(step))

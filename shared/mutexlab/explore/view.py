@@ -169,6 +169,7 @@ def view(world: SessionState) -> dict:
                 "name": names[pid],
                 "state": state_text(proto.state),
                 "clock": proto.clock.time,
+                "start_clock": world.start_clocks[pid],
                 "holds": sorted(held.get(pid, [])),
                 "finished": bool(proto.finished),
                 "waiting": _waiting(proto, names),

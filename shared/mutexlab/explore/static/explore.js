@@ -106,12 +106,20 @@
   }
   var drawn = 0;
 
-  // Why the clocks start where they do: the bees draw theirs from the seed; others start at 0.
+  // Why the clocks start where they do: the bees draw theirs from the seed; a setup may give
+  // others (the option initial_clocks, a solution's own); else they start at 0.
   function drawClocks(state) {
     var given = (state.params || {}).initial_clocks;
     var mayor = state.procs.some(function (p) { return p.name === "mayor"; });
     var text = "Lamport clocks start at 0 and tick with each event a process records" +
       (mayor ? " (the mayor's is 1 at once: it opens the first round and sends the contracts)." : ".");
+    var set = state.procs.some(function (p) { return p.start_clock; });
+    if (set && !given) {
+      text = "Lamport clocks start at " + state.procs.map(function (p) {
+        return p.name + " " + p.start_clock;
+      }).join(", ") + " (as the setup gives them: the option initial_clocks, or the algorithm's own" +
+        " choice) and tick with each event a process records.";
+    }
     if (given) {
       var byPid = {};
       state.procs.forEach(function (p) { byPid[p.pid] = p.name; });
@@ -264,8 +272,10 @@
       var row = h("div", null, box, "link");
       row.setAttribute("data-link", l.from + "-" + l.to);
       named("span", l.label, row, "lname");
+      // the messages wrap in a column of their own, never under the link's name
+      var chips = h("span", null, row, "chips");
       l.messages.forEach(function (m, i) {
-        var chip = named("span", m.text, row, "chip" + (i === 0 ? " head" : ""));
+        var chip = named("span", m.text, chips, "chip" + (i === 0 ? " head" : ""));
         chip.title = "message " + m.id + (i === 0 ? " (head: deliverable)" : "");
       });
     });
