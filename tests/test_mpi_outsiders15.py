@@ -1,0 +1,150 @@
+"""MPI programs in styles not covered before (session 15), and what they needed of mutexlab.
+
+``tests/mpi/o15_ra_detached.cpp``: Ricart–Agrawala in C++17 where every thread calls MPI
+(``MPI_THREAD_MULTIPLE``): a ``std::thread`` listener probing ``MPI_ANY_SOURCE``/``MPI_ANY_TAG``,
+tags as message types sized by ``MPI_Get_count``, a detached ``std::thread`` per REPLY,
+``std::scoped_lock`` and a ``condition_variable`` with a predicate, ``MPI_Bcast`` at the start and
+``MPI_Barrier`` at the end; its broken twin (``-DBROKEN_NO_TIE``) defers only older stamps, not a
+tie from a lower rank. ``tests/mpi/o15_ring_iprobe.c``: a token ring on its own communicator
+(``MPI_Comm_split`` with the keys reversed), the token a ``MPI_Type_contiguous`` struct awaited by
+``MPI_Iprobe`` + ``usleep`` in a loop; its broken twin (``-DBROKEN_PASS_EARLY``) sends the token on
+before it says it leaves. ``tests/mpi/o15_lamport_waitsome.c``: Lamport's algorithm in one thread
+on an ``MPI_Comm_dup``, one ``MPI_Irecv(MPI_ANY_TAG)`` per peer served by ``MPI_Waitsome``,
+fan-outs by ``MPI_Isend`` + ``MPI_Waitall``, its receives taken back by ``MPI_Cancel`` at the end;
+its broken twin (``-DBROKEN_HEAD_ONLY``) enters at the head of its queue without hearing from
+every peer.
+
+What mutexlab needed: a rank's stretch (its stopped threads running alone up to 1.5 s of processor
+time, docs/mpi.md#busy) was due within ``--timeout`` on the clock, so on a loaded machine, or with a
+``--timeout`` shorter than the stretch, a long computation was a false ``stalled`` finding (the
+flaky ``-DBROKEN_EARLY_BYE`` test of test_mpi_outsiders13.py); the director now waits while the
+rank uses processor time.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from conftest import missing
+from test_mpi import ROOT, Builds, shared_cache
+
+MPI = ROOT / "tests" / "mpi"
+ENTER_CS = "(?P<enter>ENTER CS)|(?P<exit>EXIT CS)"
+RING = r"^P\d+ (?:(?P<enter>in)|(?P<exit>out of)) CS"
+SECTION = "(?P<enter>entering)|(?P<exit>leaving)"
+CS = "(?P<enter>enters)|(?P<exit>leaves)"
+
+# Rank 0 computes for a second of its own processor time before it sends: its thread is stopped as
+# a busy wait, and at rest runs alone (a stretch) to the end of the computation.
+LONG_COMPUTATION = r"""
+#include <mpi.h>
+#include <stdio.h>
+#include <time.h>
+static double cpu(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return t.tv_sec + t.tv_nsec / 1e9;
+}
+int main(int argc, char **argv) {
+    int me, x = 0;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    if (me == 0) {
+        volatile unsigned long sink = 0;
+        double start = cpu();
+        while (cpu() - start < 1.0)
+            for (int i = 0; i < 1000000; i++) sink += (unsigned long)i;
+        printf("rank 0 enters\nrank 0 leaves\n");
+        MPI_Send(&x, 1, MPI_INT, 1, 1, MPI_COMM_WORLD);
+    } else {
+        MPI_Recv(&x, 1, MPI_INT, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        printf("rank 1 enters\nrank 1 leaves\n");
+    }
+    MPI_Finalize();
+    return 0;
+}
+"""
+
+PROGRAMS = {
+    "ra": ("o15_ra_detached.cpp", []),
+    "ra-no-tie": ("o15_ra_detached.cpp", ["-DBROKEN_NO_TIE"]),
+    "ring": ("o15_ring_iprobe.c", []),
+    "ring-early": ("o15_ring_iprobe.c", ["-DBROKEN_PASS_EARLY"]),
+    "lamport": ("o15_lamport_waitsome.c", []),
+    "lamport-head": ("o15_lamport_waitsome.c", ["-DBROKEN_HEAD_ONLY"]),
+    "long": ("long_computation.c", []),
+}
+
+
+@pytest.fixture(scope="module")
+def programs(tmp_path_factory) -> Builds:
+    if shutil.which("gcc") is None or shutil.which("g++") is None:
+        missing("gcc and g++ are needed: mutexlab's MPI is built with them")
+    out, cache = tmp_path_factory.mktemp("outsiders15"), shared_cache(tmp_path_factory)
+    return Builds(PROGRAMS, out, cache, {"long_computation.c": LONG_COMPUTATION}, strict=True)
+
+
+def found_and_replayed(cli, program: str, args: list[str], flags: list[str], tmp_path, finding: str) -> str:
+    ce = tmp_path / "found.json"
+    ran = cli("test", *flags, "--counterexample", str(ce), "--mpi", program, *args)
+    assert ran.returncode == 1 and f"FINDING [{finding}]" in ran.stdout, ran.stdout + ran.stderr
+    again = cli("replay", str(ce), "--mpi", program, *args)
+    assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, again.stdout
+    return ran.stdout
+
+
+# -- C++17, every thread calling MPI ----------------------------------------------------------------
+
+
+def test_ricart_agrawala_replying_from_detached_threads_passes(cli, programs):
+    ran = cli("test", "mutex", "--np", "3", "--entries", "2", "--runs", "15", "--regex", ENTER_CS,
+              "--mpi", programs["ra"], "2")  # fmt: skip
+    assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
+
+
+def test_ricart_agrawala_without_its_tie_break_is_found_and_replays(cli, programs, tmp_path):
+    flags = ["mutex", "--np", "3", "--entries", "2", "--regex", ENTER_CS]
+    out = found_and_replayed(cli, programs["ra-no-tie"], ["2"], flags, tmp_path, "violation")
+    assert "[capacity] cs (capacity 1) held by" in out, out
+
+
+# -- a ring on a split communicator, polled with MPI_Iprobe and usleep -----------------------------
+
+
+def test_a_ring_polled_with_iprobe_on_a_split_communicator_passes(cli, programs):
+    ran = cli("test", "mutex", "--np", "3", "--entries", "2", "--runs", "15", "--regex", RING,
+              "--mpi", programs["ring"], "2")  # fmt: skip
+    assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
+
+
+def test_a_token_sent_on_before_leaving_is_found_and_replays(cli, programs, tmp_path):
+    flags = ["mutex", "--np", "3", "--entries", "2", "--regex", RING]
+    out = found_and_replayed(cli, programs["ring-early"], ["2"], flags, tmp_path, "violation")
+    assert "[capacity] cs (capacity 1) held by" in out, out
+
+
+# -- Lamport served by MPI_Waitsome ---------------------------------------------------------------
+
+
+def test_lamport_served_by_waitsome_passes(cli, programs):
+    ran = cli("test", "mutex", "--np", "3", "--entries", "2", "--runs", "15", "--regex", SECTION,
+              "--mpi", programs["lamport"], "2")  # fmt: skip
+    assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
+
+
+def test_lamport_entering_at_the_head_of_its_queue_alone_is_found_and_replays(cli, programs, tmp_path):
+    flags = ["mutex", "--np", "3", "--entries", "2", "--regex", SECTION]
+    out = found_and_replayed(cli, programs["lamport-head"], ["2"], flags, tmp_path, "violation")
+    assert "[capacity] cs (capacity 1) held by" in out, out
+
+
+# -- a stretch is timed by the rank's processor time ----------------------------------------------
+
+
+def test_a_long_computation_outlasting_the_timeout_on_the_clock_passes(cli, programs):
+    # before: FINDING [stalled] "did not answer stretch within 0.5 s": a second of processor time
+    # never fits in half a second on the clock, as 1.5 s did not in 5 s on a machine loaded 4-fold
+    ran = cli("test", "mutex", "--np", "2", "--runs", "1", "--timeout", "0.5", "--regex", CS,
+              "--mpi", programs["long"])  # fmt: skip
+    assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
