@@ -200,7 +200,8 @@ static void unlock_L(void) {
     in_L--;
 }
 
-static void fatal(const char *fmt, ...);
+static void fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2))); /* stops the run */
+static void fatal_error(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
 
 static void counted_thread(const char *call) {
     if (self < 0) {
@@ -459,7 +460,7 @@ static void sleep_point(void) { /* a sleep: a pause, or a poll unless it printed
  * (``mpi_error``: the run is stopped, not judged); any other: an error MPI's default handler
  * (MPI_ERRORS_ARE_FATAL) ends the job with, the rank ending with status ``code``, its last words
  * saying why (``mpi_abort``): a finding about the program, the crash. */
-static void die(int code, const char *fmt, va_list ap) {
+__attribute__((noreturn)) static void die(int code, const char *fmt, va_list ap) {
     char text[768], esc[4800], line[5000];
     vsnprintf(text, sizeof text, fmt, ap);
     int handler = code != 70 ? ml_handler_held() : MPI_ERRORS_ARE_FATAL;
