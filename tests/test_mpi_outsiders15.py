@@ -12,7 +12,10 @@ before it says it leaves. ``tests/mpi/o15_lamport_waitsome.c``: Lamport's algori
 on an ``MPI_Comm_dup``, one ``MPI_Irecv(MPI_ANY_TAG)`` per peer served by ``MPI_Waitsome``,
 fan-outs by ``MPI_Isend`` + ``MPI_Waitall``, its receives taken back by ``MPI_Cancel`` at the end;
 its broken twin (``-DBROKEN_HEAD_ONLY``) enters at the head of its queue without hearing from
-every peer.
+every peer. ``tests/mpi/o15_bees_keeper.c``: the bees served by a keeper thread in rank 0, which
+is a bee too and asks its own keeper by ``MPI_Sendrecv`` to itself, its requests a struct type;
+its broken twins grant a flower too many (``-DBROKEN_FLOWER_COUNT``) and answer with the request's
+own tag (``-DBROKEN_SAME_TAG``: rank 0's bee receives its own request as its answer).
 
 What mutexlab needed: a rank's stretch (its stopped threads running alone up to 1.5 s of processor
 time, docs/mpi.md#busy) was due within ``--timeout`` on the clock, so on a loaded machine, or with a
@@ -31,6 +34,8 @@ from test_mpi import ROOT, Builds, shared_cache
 
 MPI = ROOT / "tests" / "mpi"
 ENTER_CS = "(?P<enter>ENTER CS)|(?P<exit>EXIT CS)"
+BEES = (ROOT / "examples" / "mpi" / "bees_printf.regex").read_text().strip()
+COLONY = ["-o", "reeds=2", "-o", "flowers=1", "-o", "eggs=1", "-o", "cocoons=2"]
 RING = r"^P\d+ (?:(?P<enter>in)|(?P<exit>out of)) CS"
 SECTION = "(?P<enter>entering)|(?P<exit>leaving)"
 CS = "(?P<enter>enters)|(?P<exit>leaves)"
@@ -73,6 +78,9 @@ PROGRAMS = {
     "ring-early": ("o15_ring_iprobe.c", ["-DBROKEN_PASS_EARLY"]),
     "lamport": ("o15_lamport_waitsome.c", []),
     "lamport-head": ("o15_lamport_waitsome.c", ["-DBROKEN_HEAD_ONLY"]),
+    "keeper": ("o15_bees_keeper.c", []),
+    "keeper-count": ("o15_bees_keeper.c", ["-DBROKEN_FLOWER_COUNT"]),
+    "keeper-same-tag": ("o15_bees_keeper.c", ["-DBROKEN_SAME_TAG"]),
     "long": ("long_computation.c", []),
 }
 
@@ -137,6 +145,33 @@ def test_lamport_entering_at_the_head_of_its_queue_alone_is_found_and_replays(cl
     flags = ["mutex", "--np", "3", "--entries", "2", "--regex", SECTION]
     out = found_and_replayed(cli, programs["lamport-head"], ["2"], flags, tmp_path, "violation")
     assert "[capacity] cs (capacity 1) held by" in out, out
+
+
+# -- the bees served by a keeper thread in rank 0 -------------------------------------------------
+
+
+def test_bees_served_by_a_keeper_thread_pass(cli, programs):
+    ran = cli("test", "bees", "--np", "5", *COLONY, "--runs", "15", "--regex", BEES,
+              "--mpi", programs["keeper"], "2", "1", "1", "2")  # fmt: skip
+    assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
+    ran = cli("test", "bees", "--np", "5", "--runs", "3", "--regex", BEES, "--mpi", programs["keeper"])
+    assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
+
+
+def test_a_keeper_granting_a_flower_too_many_is_found_and_replays(cli, programs, tmp_path):
+    flags = ["bees", "--np", "4", *COLONY, "--regex", BEES]
+    out = found_and_replayed(
+        cli, programs["keeper-count"], ["2", "1", "1", "2"], flags, tmp_path, "violation"
+    )
+    assert "[capacity] flower (capacity 1) held by" in out, out
+
+
+def test_a_bee_taking_its_own_request_for_its_answer_is_a_crash_naming_it(cli, programs, tmp_path):
+    flags = ["bees", "--np", "3", *COLONY, "--regex", BEES]
+    out = found_and_replayed(
+        cli, programs["keeper-same-tag"], ["2", "1", "1", "2"], flags, tmp_path, "crashed"
+    )
+    assert "MPI_ERR_TRUNCATE: a message of 12 bytes from rank 0" in out, out
 
 
 # -- a stretch is timed by the rank's processor time ----------------------------------------------
