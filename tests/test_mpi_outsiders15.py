@@ -71,6 +71,30 @@ int main(int argc, char **argv) {
 }
 """
 
+# A ring whose rounds rank 0 reads from its standard input and broadcasts (mpirun -np 3 ./ring < FILE).
+STDIN_ROUNDS = r"""
+#include <mpi.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+    int me, np, rounds = 0, tok = 0;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &np);
+    if (me == 0 && scanf("%d", &rounds) != 1) {
+        fprintf(stderr, "rank 0: expected the number of rounds on stdin\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    MPI_Bcast(&rounds, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    for (int r = 0; r < rounds; r++) {
+        if (me != 0 || r > 0) MPI_Recv(&tok, 1, MPI_INT, (me + np - 1) % np, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        printf("P%d in CS\nP%d out of CS\n", me, me);
+        if (!(me == np - 1 && r == rounds - 1)) MPI_Send(&tok, 1, MPI_INT, (me + 1) % np, 0, MPI_COMM_WORLD);
+    }
+    MPI_Finalize();
+    return 0;
+}
+"""
+
 PROGRAMS = {
     "ra": ("o15_ra_detached.cpp", []),
     "ra-no-tie": ("o15_ra_detached.cpp", ["-DBROKEN_NO_TIE"]),
@@ -82,6 +106,7 @@ PROGRAMS = {
     "keeper-count": ("o15_bees_keeper.c", ["-DBROKEN_FLOWER_COUNT"]),
     "keeper-same-tag": ("o15_bees_keeper.c", ["-DBROKEN_SAME_TAG"]),
     "long": ("long_computation.c", []),
+    "stdin-rounds": ("stdin_rounds.c", []),
 }
 
 
@@ -90,7 +115,13 @@ def programs(tmp_path_factory) -> Builds:
     if shutil.which("gcc") is None or shutil.which("g++") is None:
         missing("gcc and g++ are needed: mutexlab's MPI is built with them")
     out, cache = tmp_path_factory.mktemp("outsiders15"), shared_cache(tmp_path_factory)
-    return Builds(PROGRAMS, out, cache, {"long_computation.c": LONG_COMPUTATION}, strict=True)
+    return Builds(
+        PROGRAMS,
+        out,
+        cache,
+        {"long_computation.c": LONG_COMPUTATION, "stdin_rounds.c": STDIN_ROUNDS},
+        strict=True,
+    )
 
 
 def found_and_replayed(cli, program: str, args: list[str], flags: list[str], tmp_path, finding: str) -> str:
@@ -183,3 +214,28 @@ def test_a_long_computation_outlasting_the_timeout_on_the_clock_passes(cli, prog
     ran = cli("test", "mutex", "--np", "2", "--runs", "1", "--timeout", "0.5", "--regex", CS,
               "--mpi", programs["long"])  # fmt: skip
     assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
+
+
+# -- rank 0's standard input ----------------------------------------------------------------------
+
+
+def test_rank_zero_reads_the_file_of_stdin_and_replay_reads_it_again(cli, programs, tmp_path):
+    # before: no --stdin (exit 2), and without it rank 0 read /dev/null: the crashed finding, its
+    # MPI_Abort, for a program mpirun runs with `< rounds.txt`
+    rounds = tmp_path / "rounds.txt"
+    rounds.write_text("2\n")
+    flags = ["mutex", "--np", "3", "--runs", "5", "--regex", RING, "--stdin", str(rounds)]
+    ran = cli("test", *flags, "--entries", "2", "--mpi", programs["stdin-rounds"])
+    assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
+    # wanting 3 entries of a ring told 2 rounds: the deadlock, replayed with the same input
+    found_and_replayed(cli, programs["stdin-rounds"], [], [*flags, "--entries", "3"], tmp_path, "deadlock")
+    without = cli(
+        "test", "mutex", "--np", "3", "--runs", "1", "--regex", RING, "--mpi", programs["stdin-rounds"]
+    )
+    assert without.returncode == 1 and "expected the number of rounds on stdin" in without.stdout, (
+        without.stdout
+    )
+    missing_file = cli("test", *flags[:-1], str(tmp_path / "none.txt"), "--mpi", programs["stdin-rounds"])
+    assert missing_file.returncode == 2 and "none.txt: No such file" in missing_file.stderr, (
+        missing_file.stderr
+    )

@@ -1,7 +1,7 @@
 /* mutexlab's MPI: each rank a process mutexlab's director starts, every message through it.
  *
  * The rank speaks the node protocol (docs/test-any-program.md) on the standard input and output
- * it was started with; at start it moves them to other descriptors, puts /dev/null on fd 0 and a
+ * it was started with; at start it moves them to other descriptors, puts /dev/null (or --stdin's file) on fd 0 and a
  * pipe it reads itself on fd 1, so the program's printf output comes back in order with its
  * messages, as {"type":"log","stdout":...} lines. A step (an init, a delivered message) is
  * answered with `done` once the rank is quiescent: every thread of the program blocked in a call
@@ -1865,7 +1865,10 @@ __attribute__((constructor)) static void start(void) {
     self = 0; /* main: it holds the baton first (baton = 0, thread_state[0] = T_RUN) */
     tids[0] = getpid();
     ml_types_init();
-    int fd_in = dup(0), null = open("/dev/null", O_RDONLY), p[2];
+    /* the program's standard input: /dev/null, or for rank 0 the file of --stdin (the adapter
+     * names it, knowing the rank from init), as mpirun gives rank 0 its own */
+    const char *given = getenv("MUTEXLAB_MPI_STDIN");
+    int fd_in = dup(0), null = open(given && *given ? given : "/dev/null", O_RDONLY), p[2];
     out_fd = dup(1);
     if (fd_in < 0 || out_fd < 0 || null < 0 || pipe(p) < 0) {
         perror("mutexlab MPI");
