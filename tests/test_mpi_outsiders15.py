@@ -95,6 +95,46 @@ int main(int argc, char **argv) {
 }
 """
 
+# A chain: each rank's main thread busy-waits for its listener's flag, read under a pthread spin
+# lock, then enters, leaves and hands the token on.
+SPIN_CHAIN = r"""
+#include <mpi.h>
+#include <pthread.h>
+#include <stdio.h>
+static pthread_spinlock_t s;
+static int token, me, np;
+static void *listener(void *unused) {
+    int x;
+    (void)unused;
+    MPI_Recv(&x, 1, MPI_INT, me - 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    pthread_spin_lock(&s);
+    token = 1;
+    pthread_spin_unlock(&s);
+    return NULL;
+}
+int main(int argc, char **argv) {
+    int p, mine = 0;
+    pthread_t t;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &p);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &np);
+    pthread_spin_init(&s, PTHREAD_PROCESS_PRIVATE);
+    token = me == 0;
+    if (me > 0) pthread_create(&t, NULL, listener, NULL);
+    while (!mine) {
+        pthread_spin_lock(&s);
+        mine = token;
+        pthread_spin_unlock(&s);
+    }
+    printf("rank %d enters\nrank %d leaves\n", me, me);
+    if (me + 1 < np) MPI_Send(&me, 1, MPI_INT, me + 1, 1, MPI_COMM_WORLD);
+    if (me > 0) pthread_join(t, NULL);
+    pthread_spin_destroy(&s);
+    MPI_Finalize();
+    return 0;
+}
+"""
+
 PROGRAMS = {
     "ra": ("o15_ra_detached.cpp", []),
     "ra-no-tie": ("o15_ra_detached.cpp", ["-DBROKEN_NO_TIE"]),
@@ -107,6 +147,7 @@ PROGRAMS = {
     "keeper-same-tag": ("o15_bees_keeper.c", ["-DBROKEN_SAME_TAG"]),
     "long": ("long_computation.c", []),
     "stdin-rounds": ("stdin_rounds.c", []),
+    "spin-chain": ("spin_chain.c", []),
 }
 
 
@@ -119,7 +160,7 @@ def programs(tmp_path_factory) -> Builds:
         PROGRAMS,
         out,
         cache,
-        {"long_computation.c": LONG_COMPUTATION, "stdin_rounds.c": STDIN_ROUNDS},
+        {"long_computation.c": LONG_COMPUTATION, "stdin_rounds.c": STDIN_ROUNDS, "spin_chain.c": SPIN_CHAIN},
         strict=True,
     )
 
@@ -213,6 +254,17 @@ def test_a_long_computation_outlasting_the_timeout_on_the_clock_passes(cli, prog
     # never fits in half a second on the clock, as 1.5 s did not in 5 s on a machine loaded 4-fold
     ran = cli("test", "mutex", "--np", "2", "--runs", "1", "--timeout", "0.5", "--regex", CS,
               "--mpi", programs["long"])  # fmt: skip
+    assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
+
+
+# -- a busy wait through pthread spin locks --------------------------------------------------------
+
+
+def test_a_busy_wait_reading_a_flag_under_a_pthread_spin_lock_passes(cli, programs):
+    # before: FINDING [stalled] — the loop ran in the C library's pthread_spin_lock and unlock,
+    # where a busy wait is never stopped, so the listener never got its turn
+    ran = cli("test", "mutex", "--np", "3", "--entries", "1", "--runs", "3", "--regex", CS,
+              "--mpi", programs["spin-chain"])  # fmt: skip
     assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
 
 
