@@ -135,6 +135,38 @@ int main(int argc, char **argv) {
 }
 """
 
+# Rank 1 waits 2 s at init in a raw system call the library cannot see (a slow step, not a stall),
+# then, at the next step, on a named semaphore nobody posts (a stall).
+SLOW_THEN_SEM = r"""
+#include <fcntl.h>
+#include <mpi.h>
+#include <semaphore.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    int me, x = 0;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    if (me == 0) {
+        MPI_Send(&x, 1, MPI_INT, 1, 1, MPI_COMM_WORLD);
+    } else {
+        struct timespec two = {2, 0};
+        char name[64];
+        syscall(SYS_nanosleep, &two, NULL); /* a real wait of 2 s at init, unseen by the library */
+        MPI_Recv(&x, 1, MPI_INT, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        snprintf(name, sizeof name, "/mutexlab-test-%d", (int)getpid());
+        sem_t *never = sem_open(name, O_CREAT | O_EXCL, 0600, 0);
+        sem_unlink(name);
+        sem_wait(never); /* nobody posts it */
+    }
+    printf("rank %d enters\nrank %d leaves\n", me, me);
+    MPI_Finalize();
+    return 0;
+}
+"""
+
 PROGRAMS = {
     "ra": ("o15_ra_detached.cpp", []),
     "ra-no-tie": ("o15_ra_detached.cpp", ["-DBROKEN_NO_TIE"]),
@@ -148,6 +180,7 @@ PROGRAMS = {
     "long": ("long_computation.c", []),
     "stdin-rounds": ("stdin_rounds.c", []),
     "spin-chain": ("spin_chain.c", []),
+    "slow-then-sem": ("slow_then_sem.c", []),
 }
 
 
@@ -160,7 +193,12 @@ def programs(tmp_path_factory) -> Builds:
         PROGRAMS,
         out,
         cache,
-        {"long_computation.c": LONG_COMPUTATION, "stdin_rounds.c": STDIN_ROUNDS, "spin_chain.c": SPIN_CHAIN},
+        {
+            "long_computation.c": LONG_COMPUTATION,
+            "stdin_rounds.c": STDIN_ROUNDS,
+            "spin_chain.c": SPIN_CHAIN,
+            "slow_then_sem.c": SLOW_THEN_SEM,
+        },
         strict=True,
     )
 
@@ -266,6 +304,17 @@ def test_a_busy_wait_reading_a_flag_under_a_pthread_spin_lock_passes(cli, progra
     ran = cli("test", "mutex", "--np", "3", "--entries", "1", "--runs", "3", "--regex", CS,
               "--mpi", programs["spin-chain"])  # fmt: skip
     assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
+
+
+def test_a_stall_after_a_slow_step_still_names_its_wait(cli, programs):
+    # before: "it waits reading from a process it started … its output sits in its buffer (jq needs
+    # --unbuffered …)": the rank's words on its wait were told once a run, spent on the slow init
+    ran = cli("test", "mutex", "--np", "2", "--runs", "1", "--timeout", "3", "--regex", CS,
+              "--mpi", programs["slow-then-sem"])  # fmt: skip
+    assert ran.returncode == 1 and "FINDING [stalled] (step 1)" in ran.stdout, ran.stdout + ran.stderr
+    assert "rank 1's thread 0 waits in sem_wait on a semaphore shared between processes" in ran.stdout, (
+        ran.stdout
+    )
 
 
 # -- rank 0's standard input ----------------------------------------------------------------------

@@ -1748,8 +1748,9 @@ static void arrive_landed(void) { /* under L */
 }
 
 /* A thread that keeps the rank busy past UNSEEN_AFTER s of a step: the running thread's wait the
- * library cannot see, in words, told to the director once a run, which a stalled finding then
- * gives (under L). */
+ * library cannot see, in words, told to the director once a step (the director forgets them at
+ * each done), which a stalled finding then gives (under L). Before, once a run: a step slow for a
+ * while told it, and a later step that stalled said nothing, the finding guessing at a buffer. */
 #define UNSEEN_AFTER 1
 static const char *unseen_call[THREADS]; /* what each thread said it waits in (omp.c, sems.c) */
 static int unseen_told;
@@ -1835,6 +1836,7 @@ static void *director(void *unused) { /* one input line at a time; done once the
         ml_real_clock_gettime(CLOCK_MONOTONIC, &began);
         ml_busy_watch watch = {began, gen, stretching ? -2 : baton, 0}; /* a stretch counts from its start */
         stretching = 0;
+        unseen_told = 0;
         for (int wakes = 0;; wakes++) {
             while (blocked < live) {
                 struct timespec t;
