@@ -216,7 +216,7 @@ def found_and_replayed(cli, program: str, args: list[str], flags: list[str], tmp
 
 
 def test_ricart_agrawala_replying_from_detached_threads_passes(cli, programs):
-    ran = cli("test", "mutex", "--np", "3", "--entries", "2", "--runs", "15", "--regex", ENTER_CS,
+    ran = cli("test", "mutex", "--np", "3", "--entries", "2", "--runs", "8", "--regex", ENTER_CS,
               "--mpi", programs["ra"], "2")  # fmt: skip
     assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
 
@@ -231,7 +231,7 @@ def test_ricart_agrawala_without_its_tie_break_is_found_and_replays(cli, program
 
 
 def test_a_ring_polled_with_iprobe_on_a_split_communicator_passes(cli, programs):
-    ran = cli("test", "mutex", "--np", "3", "--entries", "2", "--runs", "15", "--regex", RING,
+    ran = cli("test", "mutex", "--np", "3", "--entries", "2", "--runs", "8", "--regex", RING,
               "--mpi", programs["ring"], "2")  # fmt: skip
     assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
 
@@ -246,7 +246,7 @@ def test_a_token_sent_on_before_leaving_is_found_and_replays(cli, programs, tmp_
 
 
 def test_lamport_served_by_waitsome_passes(cli, programs):
-    ran = cli("test", "mutex", "--np", "3", "--entries", "2", "--runs", "15", "--regex", SECTION,
+    ran = cli("test", "mutex", "--np", "3", "--entries", "2", "--runs", "8", "--regex", SECTION,
               "--mpi", programs["lamport"], "2")  # fmt: skip
     assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
 
@@ -261,10 +261,10 @@ def test_lamport_entering_at_the_head_of_its_queue_alone_is_found_and_replays(cl
 
 
 def test_bees_served_by_a_keeper_thread_pass(cli, programs):
-    ran = cli("test", "bees", "--np", "5", *COLONY, "--runs", "15", "--regex", BEES,
+    ran = cli("test", "bees", "--np", "5", *COLONY, "--runs", "8", "--regex", BEES,
               "--mpi", programs["keeper"], "2", "1", "1", "2")  # fmt: skip
     assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
-    ran = cli("test", "bees", "--np", "5", "--runs", "3", "--regex", BEES, "--mpi", programs["keeper"])
+    ran = cli("test", "bees", "--np", "5", "--runs", "2", "--regex", BEES, "--mpi", programs["keeper"])
     assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
 
 
