@@ -340,3 +340,5 @@ def test_rank_zero_reads_the_file_of_stdin_and_replay_reads_it_again(cli, progra
     assert missing_file.returncode == 2 and "none.txt: No such file" in missing_file.stderr, (
         missing_file.stderr
     )
+    for_node = cli("test", "mutex", "--stdin", str(rounds), "--node", "cat")
+    assert for_node.returncode == 2 and "--stdin is for --mpi" in for_node.stderr, for_node.stderr
