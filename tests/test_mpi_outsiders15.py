@@ -21,7 +21,11 @@ What mutexlab needed: a rank's stretch (its stopped threads running alone up to 
 time, docs/mpi.md#busy) was due within ``--timeout`` on the clock, so on a loaded machine, or with a
 ``--timeout`` shorter than the stretch, a long computation was a false ``stalled`` finding (the
 flaky ``-DBROKEN_EARLY_BYE`` test of test_mpi_outsiders13.py); the director now waits while the
-rank uses processor time.
+rank uses processor time. A busy wait reading a flag under a ``pthread_spin_lock`` ran in the C
+library, where it is never stopped: a false ``stalled`` (the library now has its own spin locks). A
+stall after a slow step was described as a buffered pipe (the rank's words on its wait were told
+once a run; now once a step). A program reading its parameters on rank 0's standard input
+(``mpirun -np 3 ./ring < FILE``) read ``/dev/null``: ``--stdin FILE`` now gives it the file.
 """
 
 from __future__ import annotations
