@@ -163,3 +163,16 @@ def stdout_to_devnull() -> None:
         os.close(devnull)
     except (OSError, ValueError):  # no file descriptor (a captured stdout)
         pass
+
+
+def readable(path: str, given: str) -> str:
+    """``path`` made absolute (a process may start elsewhere), once it opens for reading;
+    ConfigError naming ``given`` (the option) else."""
+    from ..setups import ConfigError
+
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as exc:
+        raise ConfigError(f"{given} {path}: {exc.strerror or exc}") from None
+    return os.path.abspath(path)

@@ -21,6 +21,7 @@ from typing import Any
 from .. import watcher
 from ..setups import ConfigError
 from .common import count as whole
+from .common import readable
 from .flags import entries
 
 GROUPS = ("enter", "exit")
@@ -265,16 +266,6 @@ def node_command(args, resource: str) -> list[str]:
         bool(getattr(args, "sync_sends", False)),
         stdin and readable(stdin, "--stdin"),
     )
-
-
-def readable(path: str, given: str) -> str:
-    """``path`` made absolute (a rank starts elsewhere), once it opens for reading; ConfigError else."""
-    try:
-        with open(path, "rb"):
-            pass
-    except OSError as exc:
-        raise ConfigError(f"{given} {path}: {exc.strerror or exc}") from None
-    return os.path.abspath(path)
 
 
 def replay_command(args, recorded: list[str], resource: str) -> list[str]:
