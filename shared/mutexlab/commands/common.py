@@ -182,3 +182,16 @@ def said_seen(exc: BaseException, stop: str, as_json: bool = False) -> bool:
 def seen(exc: BaseException) -> list[str]:
     """What ``audit.seen.note_seen`` put on ``exc`` (read here without importing the audit)."""
     return list(getattr(exc, "seen", None) or [])
+
+
+def readable(path: str, given: str) -> str:
+    """``path`` made absolute (a process may start elsewhere), once it opens for reading;
+    ConfigError naming ``given`` (the option) else."""
+    from ..setups import ConfigError
+
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as exc:
+        raise ConfigError(f"{given} {path}: {exc.strerror or exc}") from None
+    return os.path.abspath(path)

@@ -21,6 +21,7 @@ from typing import Any
 from .. import watcher
 from ..setups import ConfigError
 from .common import count as whole
+from .common import readable
 from .flags import entries
 
 GROUPS = ("enter", "exit")
@@ -69,6 +70,12 @@ def add_arguments(p, replay: bool = False) -> None:
         action="store_true",
         help="--mpi: a standard send (MPI_Send, MPI_Isend) waits until a receive matches it, as MPI "
         "allows (Open MPI and MPICH do for large messages): a program relying on buffering hangs",
+    )
+    p.add_argument(
+        "--stdin",
+        metavar="FILE",
+        help="--mpi: rank 0 reads FILE as its standard input, as mpirun gives rank 0 its own "
+        "(mpirun -np 4 ./program < FILE); the other ranks read nothing",
     )
     p.add_argument(
         "--regex-file",
@@ -251,16 +258,28 @@ def node_command(args, resource: str) -> list[str]:
     given = program(args)
     pattern = regex_of(args)
     check_regex(pattern, named=not resource)
-    return rank_argv(given, pattern, resource, bool(getattr(args, "sync_sends", False)))
+    stdin = getattr(args, "stdin", None)
+    return rank_argv(
+        given,
+        pattern,
+        resource,
+        bool(getattr(args, "sync_sends", False)),
+        stdin and readable(stdin, "--stdin"),
+    )
 
 
 def replay_command(args, recorded: list[str], resource: str) -> list[str]:
     """The nodes' command for ``replay FILE --mpi``: the regex and the resource the scenario was
     found with (``resource`` where it names none)."""
-    from ..mpi import program_of, rank_argv, resource_of, sync_sends_of
+    from ..mpi import program_of, rank_argv, resource_of, stdin_of, sync_sends_of
 
+    stdin = stdin_of(recorded)  # the counterexample's: the run it recorded read it
     return rank_argv(
-        program(args), program_of(recorded)[1], resource_of(recorded, resource), sync_sends_of(recorded)
+        program(args),
+        program_of(recorded)[1],
+        resource_of(recorded, resource),
+        sync_sends_of(recorded),
+        stdin and readable(stdin, "the counterexample's --stdin"),
     )
 
 

@@ -162,6 +162,8 @@ def run(args) -> int:
             raise ConfigError("give the program: --node CMD, or --mpi PROGRAM for an MPI program")
         else:
             argv = program_argv(args.node)
+        if args.stdin is not None and not mpi:
+            raise ConfigError("--stdin is for --mpi (a --node program's standard input is the node protocol)")
         if args.entries is not None:
             if not mpi:
                 raise ConfigError("--entries is for --mpi (a --node program is asked with --requests)")

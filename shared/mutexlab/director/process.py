@@ -133,6 +133,7 @@ class NodeProcess:
         self.fresh = True  # nothing read since the last input was sent
         self.deadline = 0.0  # when the answer to the last input is due
         self.budget = timeout  # the seconds it was given
+        self.running: tree.Running | None = None  # a stretch's processor time, which moves the deadline
 
     def ask(self, message: dict[str, Any]) -> tuple[list[dict[str, Any]], bytes, dict[str, Any]]:
         """Send ``message``; (its outputs, their raw bytes, the ``done`` line) once the node says done."""
@@ -145,18 +146,21 @@ class NodeProcess:
             self.late()
         self.budget = self.timeout if self.told else self.start_timeout
         self.deadline = time.monotonic() + self.budget
+        ns = message.get("ns") if message["type"] == "stretch" else None
+        self.running = (
+            tree.Running(self.proc.pid, 4 * ns / 1e9 + self.budget) if isinstance(ns, int) else None
+        )
         self.told, self.fresh = True, True
         self.last = message["type"]
         self.write(encode(message), self.deadline, message)
 
     def answer(self, message: dict[str, Any]) -> tuple[list[dict[str, Any]], bytes, dict[str, Any]]:
         """The node's answer to ``message``, sent by ``tell``: its outputs, their raw bytes, the done."""
-        deadline = self.deadline
         outputs: list[dict[str, Any]] = []
         raw: list[bytes] = []
         lines = 0  # every line counts against MAX_OUTPUTS: blank and log lines too
         while True:
-            line = self.readline(deadline, message)
+            line = self.readline(self.deadline, message)
             lines += 1
             if lines > MAX_OUTPUTS:
                 raise self.flood(message, line)
@@ -336,8 +340,10 @@ class NodeProcess:
             if len(self.buffer) > MAX_LINE:
                 raise self.too_long(self.buffer)
             left = deadline - time.monotonic()
-            ready = select.select([self.out], [], [], max(left, 0))[0] if left > 0 else []
-            if not ready:
+            if not select.select([self.out], [], [], max(left, 0))[0]:
+                if self.running is not None and self.running.on():  # a stretch runs on, in its own time
+                    deadline = self.deadline = time.monotonic() + self.budget
+                    continue
                 raise self.stalled(message)
             chunk = os.read(self.out, 1 << 16)
             if not chunk:

@@ -222,6 +222,39 @@ def descendants(roots: Iterable[int]) -> set[int]:
     return found
 
 
+def cpu_seconds(root: int) -> float | None:
+    """The processor time (user and system) ``root`` and its living descendants have used, or None
+    when ``/proc`` cannot say (not Linux, or ``root`` has ended)."""
+    total, ticks = 0, os.sysconf("SC_CLK_TCK")
+    for pid in {root} | descendants([root]):
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as stat:
+                fields = stat.read().rpartition(b")")[2].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime (the stat's 14th and 15th)
+        except (OSError, ValueError, IndexError):
+            if pid == root:
+                return None
+    return total / ticks
+
+
+class Running:
+    """Whether a process tree given ``allowance`` seconds of processor time (an MPI rank's stretch,
+    which counts its threads' own time) still runs on within it: it used some since the last ask,
+    and less than the allowance in all. On a loaded machine such a tree may take many times its
+    processor time on the clock: the clock alone would cut it short."""
+
+    def __init__(self, root: int, allowance: float) -> None:
+        self.root, self.allowance = root, allowance
+        self.start = self.seen = cpu_seconds(root)
+
+    def on(self) -> bool:
+        now = cpu_seconds(self.root)
+        if now is None or self.start is None or self.seen is None:
+            return False
+        moved, self.seen = now > self.seen, now
+        return moved and now - self.start < self.allowance
+
+
 def kill_trees(roots: list[int], rounds: int = 50) -> None:
     """SIGKILL every descendant of ``roots`` (subreapers: a killed process's children come to the
     root), round after round until none is left, then the roots and their groups."""

@@ -81,15 +81,28 @@ def compile_argv(compiler: str, args: list[str]) -> list[str]:
     return [*argv, f"-L{lib}", "-lmutexlabmpi", "-pthread", "-ldl"]
 
 
-def rank_argv(program: list[str], regex: str | None, resource: str, sync_sends: bool = False) -> list[str]:
+def rank_argv(
+    program: list[str], regex: str | None, resource: str, sync_sends: bool = False, stdin: str | None = None
+) -> list[str]:
     """The node command of ``mutexlab test --mpi``: the adapter in front of the program;
-    ``sync_sends``: its standard sends wait for their receive (``--sync-sends``)."""
+    ``sync_sends``: its standard sends wait for their receive (``--sync-sends``); ``stdin``: the
+    file rank 0 reads as its standard input (``--stdin``)."""
     argv = [sys.executable, "-I", str(RANK), "--resource", resource]
     if regex is not None:
         argv += ["--regex", regex]
     if sync_sends:
         argv.append("--sync-sends")
+    if stdin is not None:
+        argv += ["--stdin", stdin]
     return [*argv, "--", *program]
+
+
+def stdin_of(argv: list[str]) -> str | None:
+    """The ``--stdin`` file of a node command ``rank_argv`` made, or None."""
+    if not program_of(argv)[0]:
+        return None
+    cut = argv.index("--")
+    return argv[argv.index("--stdin") + 1] if "--stdin" in argv[:cut] else None
 
 
 def sync_sends_of(argv: list[str]) -> bool:

@@ -1,8 +1,9 @@
 """One rank of ``mutexlab test --mpi``, between the director and the program (docs/mpi.md).
 
 Run as a script with nothing of mutexlab imported (each rank of each run starts one, so it
-starts fast): ``rank.py [--regex R] [--resource NAME] [--sync-sends] -- PROGRAM [ARGS]`` (``--sync-sends``: the
-program's standard sends wait for their receive, ``MUTEXLAB_MPI_SYNC_SENDS=1``). It starts the program
+starts fast): ``rank.py [--regex R] [--resource NAME] [--sync-sends] [--stdin FILE] -- PROGRAM [ARGS]``
+(``--sync-sends``: the program's standard sends wait for their receive, ``MUTEXLAB_MPI_SYNC_SENDS=1``;
+``--stdin``: rank 0's standard input is FILE, ``MUTEXLAB_MPI_STDIN``, as ``mpirun`` gives rank 0 its own). It starts the program
 (built with ``mutexlab mpicc``), hands it each input line, and passes its answer on up to its
 ``done`` (which says what the rank's main thread waits in, if it has not ended: ``blocked``),
 changed in two ways: its answer to ``init`` says ``reinit`` (the adapter is kept for
@@ -32,6 +33,12 @@ except ImportError:  # pragma: no cover - mutexlab depends on regex
     TIMED = False
 
 
+def rank_zero(init: bytes) -> bool:
+    """Whether the node ``init`` starts is rank 0: the lowest id of it and its peers."""
+    said = json.loads(init)
+    return said["id"] == min([said["id"], *said.get("peers", [])])
+
+
 def main(argv: list[str]) -> int:
     cut = argv.index("--")
     options, program = argv[:cut], argv[cut + 1 :]
@@ -40,6 +47,7 @@ def main(argv: list[str]) -> int:
     compiled = _re.compile(pattern) if pattern is not None else None
     environment = dict(os.environ)  # --sync-sends: the library makes standard sends synchronous
     environment["MUTEXLAB_MPI_SYNC_SENDS"] = "1" if "--sync-sends" in options else ""
+    given_stdin = options[options.index("--stdin") + 1] if "--stdin" in options else ""
     child: subprocess.Popen | None = None
     out = sys.stdout.buffer
     held: dict[str, int] = {}  # the units of each resource the rank holds, by its lines
@@ -50,6 +58,7 @@ def main(argv: list[str]) -> int:
             if child is not None:
                 child.kill()
                 child.wait()
+            environment["MUTEXLAB_MPI_STDIN"] = given_stdin if given_stdin and rank_zero(line) else ""
             try:
                 child = subprocess.Popen(
                     program, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0, env=environment

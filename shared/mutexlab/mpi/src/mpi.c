@@ -1,7 +1,7 @@
 /* mutexlab's MPI: each rank a process mutexlab's director starts, every message through it.
  *
  * The rank speaks the node protocol (docs/test-any-program.md) on the standard input and output
- * it was started with; at start it moves them to other descriptors, puts /dev/null on fd 0 and a
+ * it was started with; at start it moves them to other descriptors, puts /dev/null (or --stdin's file) on fd 0 and a
  * pipe it reads itself on fd 1, so the program's printf output comes back in order with its
  * messages, as {"type":"log","stdout":...} lines. A step (an init, a delivered message) is
  * answered with `done` once the rank is quiescent: every thread of the program blocked in a call
@@ -200,7 +200,8 @@ static void unlock_L(void) {
     in_L--;
 }
 
-static void fatal(const char *fmt, ...);
+static void fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2))); /* stops the run */
+static void fatal_error(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
 
 static void counted_thread(const char *call) {
     if (self < 0) {
@@ -459,7 +460,7 @@ static void sleep_point(void) { /* a sleep: a pause, or a poll unless it printed
  * (``mpi_error``: the run is stopped, not judged); any other: an error MPI's default handler
  * (MPI_ERRORS_ARE_FATAL) ends the job with, the rank ending with status ``code``, its last words
  * saying why (``mpi_abort``): a finding about the program, the crash. */
-static void die(int code, const char *fmt, va_list ap) {
+__attribute__((noreturn)) static void die(int code, const char *fmt, va_list ap) {
     char text[768], esc[4800], line[5000];
     vsnprintf(text, sizeof text, fmt, ap);
     int handler = code != 70 ? ml_handler_held() : MPI_ERRORS_ARE_FATAL;
@@ -1747,8 +1748,9 @@ static void arrive_landed(void) { /* under L */
 }
 
 /* A thread that keeps the rank busy past UNSEEN_AFTER s of a step: the running thread's wait the
- * library cannot see, in words, told to the director once a run, which a stalled finding then
- * gives (under L). */
+ * library cannot see, in words, told to the director once a step (the director forgets them at
+ * each done), which a stalled finding then gives (under L). Before, once a run: a step slow for a
+ * while told it, and a later step that stalled said nothing, the finding guessing at a buffer. */
 #define UNSEEN_AFTER 1
 static const char *unseen_call[THREADS]; /* what each thread said it waits in (omp.c, sems.c) */
 static int unseen_told;
@@ -1834,6 +1836,7 @@ static void *director(void *unused) { /* one input line at a time; done once the
         ml_real_clock_gettime(CLOCK_MONOTONIC, &began);
         ml_busy_watch watch = {began, gen, stretching ? -2 : baton, 0}; /* a stretch counts from its start */
         stretching = 0;
+        unseen_told = 0;
         for (int wakes = 0;; wakes++) {
             while (blocked < live) {
                 struct timespec t;
@@ -1864,7 +1867,10 @@ __attribute__((constructor)) static void start(void) {
     self = 0; /* main: it holds the baton first (baton = 0, thread_state[0] = T_RUN) */
     tids[0] = getpid();
     ml_types_init();
-    int fd_in = dup(0), null = open("/dev/null", O_RDONLY), p[2];
+    /* the program's standard input: /dev/null, or for rank 0 the file of --stdin (the adapter
+     * names it, knowing the rank from init), as mpirun gives rank 0 its own */
+    const char *given = getenv("MUTEXLAB_MPI_STDIN");
+    int fd_in = dup(0), null = open(given && *given ? given : "/dev/null", O_RDONLY), p[2];
     out_fd = dup(1);
     if (fd_in < 0 || out_fd < 0 || null < 0 || pipe(p) < 0) {
         perror("mutexlab MPI");
