@@ -158,7 +158,7 @@ BROKEN_C = {
     "the last entry never compared": ("while (i < n &&", "while (i < n - 1 &&"),
     "a change that takes no new serial": ("    self->family->serial++;\n", ""),
     "a tick that writes the array it shares": (
-        "PyObject *counts = copy_counts(self->counts);",
+        "PyObject *counts = PyObject_CallMethodNoArgs(self->counts, str_copy);",
         "PyObject *counts = Py_NewRef(self->counts);",
     ),
     "news written into an array that a message or an event still holds": (

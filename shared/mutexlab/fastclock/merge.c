@@ -172,51 +172,6 @@ release_a:
 
 static PyObject *str_copy; /* "__copy__": how a counts array is copied, as the plain clock does */
 
-/* Compact in the collector (the one place): an array("B"/"i") of the standard library's own type
- * refers to no object, and a token (serial, counts, own) to two ints and its counts, so neither can
- * be part of a reference cycle, and the cyclic collector need never visit them. The clocks' arrays
- * and tokens are untracked when they are made (tracked, every young and middle collection
- * visited each one that messages in flight kept alive: at bees P = 100 about 45% of the cache
- * misses the audit added beyond the 1 MiB L2 were the collector's). Anything else (a subclass,
- * another buffer type) stays as its type made it. tests/test_fastclock_gc.py holds it. */
-static int plain_array(PyObject *obj) {
-    PyTypeObject *type = Py_TYPE(obj);
-    return type->tp_base == &PyBaseObject_Type && type->tp_dictoffset == 0 && strcmp(type->tp_name, "array.array") == 0;
-}
-
-static void untrack_counts(PyObject *counts) {
-    if (PyObject_IS_GC(counts) && PyObject_GC_IsTracked(counts) && plain_array(counts)) PyObject_GC_UnTrack(counts);
-}
-
-/* a token whose counts the collector does not see (untrack_counts) is not seen either */
-static void untrack_token(PyObject *token) {
-    PyObject *counts = PyTuple_GET_ITEM(token, 1);
-    if (PyObject_GC_IsTracked(token) && !(PyObject_IS_GC(counts) && PyObject_GC_IsTracked(counts))) PyObject_GC_UnTrack(token);
-}
-
-/* A copy of counts (the array's own __copy__). The method is looked up on the array's type once
- * (copier, kept while the type is the same): the lookup by name at every copy was a cold read of
- * the interpreter's method cache (at bees P = 100, 4% of the D1 misses the audit added). */
-static PyObject *copier, *copier_type;
-
-static PyObject *copy_counts(PyObject *counts) {
-    PyObject *type = (PyObject *)Py_TYPE(counts), *copy;
-    if (Py_TYPE(counts)->tp_dictoffset != 0) /* an instance may hold its own __copy__ */
-        return PyObject_CallMethodNoArgs(counts, str_copy);
-    if (type != copier_type) {
-        PyObject *found = PyObject_GetAttr(type, str_copy);
-        if (found == NULL) return NULL;
-        Py_XSETREF(copier, found);
-        Py_INCREF(type);
-        Py_XSETREF(copier_type, type);
-    }
-    PyObject *call = Py_NewRef(copier); /* a copy that copies another type replaces copier */
-    copy = PyObject_CallOneArg(call, counts);
-    Py_DECREF(call);
-    if (copy != NULL) untrack_counts(copy);
-    return copy;
-}
-
 /* -- Family ---------------------------------------------------------------------------------- */
 typedef struct {
     PyObject_HEAD
@@ -378,7 +333,6 @@ static PyObject *take(Clock *self, PyObject *counts, int same) {
     PyTuple_SET_ITEM(token, 0, serial);
     PyTuple_SET_ITEM(token, 1, counts);
     PyTuple_SET_ITEM(token, 2, self->own_index);
-    untrack_token(token);
     if (self->viewed) PyBuffer_Release(&self->view);
     self->view = view; /* the new counts' view is held from now on */
     self->viewed = 1;
@@ -400,10 +354,7 @@ static PyObject *widen(PyObject *narrow) {
         }
         Py_ssize_t itemsize = view.itemsize;
         PyBuffer_Release(&view);
-        if (itemsize == 4) {
-            untrack_counts(wide);
-            return wide;
-        }
+        if (itemsize == 4) return wide;
     }
     Py_XDECREF(wide);
     if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "widen: no 32-bit array of the counts' type");
@@ -415,7 +366,7 @@ static PyObject *Clock_tick(Clock *self, PyObject *unused) {
         PyErr_SetString(PyExc_ValueError, "Clock not initialised");
         return NULL;
     }
-    PyObject *counts = copy_counts(self->counts);
+    PyObject *counts = PyObject_CallMethodNoArgs(self->counts, str_copy);
     Py_buffer view;
     if (counts == NULL) return NULL;
     if (counts_buffer(counts, &view, PyBUF_WRITABLE, self->family->n) < 0) {
@@ -500,7 +451,7 @@ static PyObject *merge_token(Clock *self, PyObject *token, int seen) {
                 raise_to_narrow(a->buf, b.buf, first, n);
             counts = Py_NewRef(self->counts);
         } else {
-            counts = keeps_width ? copy_counts(self->counts) : widen(self->counts);
+            counts = keeps_width ? PyObject_CallMethodNoArgs(self->counts, str_copy) : widen(self->counts);
             if (counts != NULL && counts_buffer(counts, &c, PyBUF_WRITABLE, n) < 0) Py_CLEAR(counts);
             if (counts != NULL) { /* c: a copy of mine, as wide as the maximum needs */
                 if (c.itemsize == 4)
