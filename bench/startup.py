@@ -6,7 +6,9 @@ Runs ``mutexlab run ARGS --json`` of each tree (its ``shared`` and root first on
 interleaved, and splits the command's wall time with its summary (``started``: the welcome that
 starts the protocol phase, ``duration``: that phase); ``cpu_s`` is the CPU time of the command and
 all its processes, ``python_us_per_msg`` that over the run's protocol messages. One JSON line per
-run.
+run. ``--split`` samples the CPU of each process and of the broker: ``cpu_split`` gives the
+CPU seconds of each phase (``start``, ``protocol``, ``after``) for the command itself, the monitor,
+the participants and the broker (``bench/phases.py``).
 
     python -m bench.startup --targets --tree /path/to/base --tree . --repeat 3
 
@@ -25,6 +27,7 @@ import statistics
 from pathlib import Path
 
 from .common import ROOT, mutexlab_run_json, ratio, say, table
+from .phases import split_run
 
 # The commands with a wall-time target (BENCHMARKS.md): (name, arguments, target seconds).
 TARGETS = (
@@ -33,10 +36,14 @@ TARGETS = (
 )
 
 
-def timeline(tree: Path, args: list[str]) -> dict:
-    summary, _exit, t0, t1, cpu = mutexlab_run_json(args, tree, timeout=900)
+def timeline(tree: Path, args: list[str], split: bool = False) -> dict:
+    if split:
+        summary, _exit, t0, t1, phases = split_run(args, tree, timeout=900)
+        cpu = sum(p["all"] for p in phases.values() if isinstance(p, dict))
+    else:
+        summary, _exit, t0, t1, cpu = mutexlab_run_json(args, tree, timeout=900)
     started, duration = summary["started"], summary["duration"]
-    return {
+    row = {
         "tree": str(tree),
         "total_s": round(t1 - t0, 2),
         "started_s": round(started - t0, 2),
@@ -47,6 +54,9 @@ def timeline(tree: Path, args: list[str]) -> dict:
         "messages": summary.get("tapped"),
         "python_us_per_msg": round(cpu / summary["tapped"] * 1e6) if summary.get("tapped") else None,
     }
+    if split:
+        row["cpu_split"] = phases
+    return row
 
 
 def targets(trees: list[Path], repeat: int) -> None:
@@ -111,6 +121,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--targets", action="store_true", help="the two commands with a wall-time target, not ARGS"
     )
+    parser.add_argument(
+        "--split",
+        action="store_true",
+        help="sample each process's CPU and the broker's: CPU s per phase and process (bench/phases.py)",
+    )
     parser.add_argument("args", nargs="*", help="the arguments of mutexlab run (after --)")
     args = parser.parse_args(argv)
     trees = [t.resolve() for t in (args.tree or [ROOT])]
@@ -121,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("the arguments of mutexlab run (after --), or --targets")
     for _ in range(args.repeat):
         for tree in trees:
-            print(json.dumps(timeline(tree, args.args)), flush=True)
+            print(json.dumps(timeline(tree, args.args, args.split)), flush=True)
     return 0
 
 

@@ -449,3 +449,14 @@ def test_the_documented_mac_cost_command_runs():
     )
     assert proc.returncode == 0, proc.stderr
     assert any(f"{unit} per loop" in proc.stdout for unit in ("nsec", "usec", "msec")), proc.stdout
+
+
+def test_the_cpu_split_cuts_between_the_samples_around_a_time():
+    """``bench.startup --split`` (bench/phases.py): a phase's cut lies between the two samples
+    around it, linear in time, and before the first or after the last sample it is that sample."""
+    from bench.phases import Sampler
+
+    sampler = Sampler.__new__(Sampler)  # no process to watch: the samples alone
+    sampler.samples = [(10.0, 0.0, 1.0, 0.0, 0.0, 5.0), (12.0, 0.2, 3.0, 0.4, 0.0, 7.0)]
+    assert sampler.at(11.5) == pytest.approx((0.15, 2.5, 0.3, 0.0, 6.5))
+    assert sampler.at(9.0) == sampler.samples[0][1:] and sampler.at(13.0) == sampler.samples[1][1:]

@@ -291,7 +291,7 @@ def test_the_heartbeat_rides_on_the_batches_and_the_monitor_hears_it_as_a_status
             assert feed.batch("node-2", json.loads(call[2])) is None
     assert feed.status["node-2"] == carried
     assert time.monotonic() - feed.heard["node-2"] < 1.0 and not feed.silent_for(1.0)
-    node2.trace.bound = 0.1  # TRACE_FLUSH's default: a status rides in the last 0.2 s of a heartbeat
+    node2.trace.bound = 0.1  # a status rides in the last two bounds (0.2 s) of a heartbeat
     node2._handle(request(63, 3, ts=7))
     assert not node2.trace.carries_status(0.79, 1.0) and node2.trace.carries_status(0.8, 1.0)
 

@@ -29,7 +29,7 @@ Environment variables (all validated before a service touches the broker):
 | ``STALL_TIMEOUT`` | monitor | no trace event for this long while unfinished: the run stalled |
 | ``STABLE_NAME`` | participants | a name its orchestrator gives it, ending in ``-<n>`` (a StatefulSet's pod name, ``bee-3``; a swarm task's slot): it asks to be ``<role>-<n>``, and is when the run has that name (membership.py) |
 | ``HEARTBEAT`` | participants | seconds between status heartbeats to the monitor |
-| ``TRACE_FLUSH`` | participants | seconds a trace event waits at most for its batch to the monitor (default 0.1; 0: a batch per step) |
+| ``TRACE_FLUSH`` | participants | seconds a trace event waits at most for its batch to the monitor (default 0.25; 0: a batch per step) |
 | ``LINGER`` | participants | seconds to stay idle after the stop (or a refusal) before exiting (compose: 60) |
 | ``MONITOR_TIMEOUT`` | participants | give up (exit 3) when the run's monitor has not been consuming for this long (looked at every tenth of it, never more often than every ``HEARTBEAT``) |
 | ``TRACE`` | monitor | write the trace (JSON Lines) to this path |
@@ -202,7 +202,7 @@ class ParticipantSettings(_Common):
     stable_name: str | None = None  # the orchestrator's name for it: asks for <role>-<n>
     heartbeat: float = Field(default=1.0, gt=0)
     # seconds a trace event waits at most before its batch goes to the monitor (tracing.py); 0: every step
-    trace_flush: float = Field(default=0.1, ge=0)
+    trace_flush: float = Field(default=0.25, ge=0)
     linger: float = Field(default=0.0, ge=0)
     monitor_timeout: float = Field(default=60.0, gt=0)
     # DIRECTED: the director of ``mutexlab replay --over-rabbitmq`` decides when this process starts
