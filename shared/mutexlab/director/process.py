@@ -39,7 +39,7 @@ from .lines import (
     parse,
     shorten,
 )
-from .waits import buffered_for, protocol_on_stderr, why_silent, why_unheard
+from .waits import buffered_for, executable, protocol_on_stderr, speaker, why_silent, why_unheard
 
 # Seconds a new process of ``mutexlab test`` (or ``replay --node``) has for its first answer (its
 # first init) when that is more than the timeout: starting a JVM or an interpreter on a busy machine
@@ -102,7 +102,6 @@ class NodeProcess:
         self.finalize_pending = ""  # an MPI rank's thread was in a call at MPI_Finalize: taken by Run
         self.unseen_wait = ""  # an MPI rank's thread busy where its library cannot see: a stall says so
         self.command, self.argv = argv[0], argv
-        self.buffered = buffered_for(argv, BUFFERED)  # the advice, in the program's language
         if tree.dying_with_parent(argv) != argv and shutil.which(argv[0]) is None:  # the launcher would fail
             raise NodeFault(START, node, f"cannot start {argv[0]!r}: not found or not executable")
         try:
@@ -280,6 +279,10 @@ class NodeProcess:
             "from a timer or another thread is no input's answer)"
         )
 
+    def advice(self, program: int) -> str:
+        """How to flush, in the language of what ``program`` runs or of the command."""
+        return buffered_for(self.argv, BUFFERED, executable(program))
+
     def stalled(self, message: dict[str, Any]) -> NodeFault:
         code = self.proc.poll()
         if code is not None:  # it ended, but its output did not: something it started holds it
@@ -289,6 +292,7 @@ class NodeProcess:
                 f"node {self.node} {self.ended(code)} while handling {message['type']}, and a process "
                 "it started still holds its standard output open",
             )
+        program = speaker(tree.program(self.proc.pid), self.stdin, self.out)  # `go run`'s program
         if not self.heard:  # not a byte since it started: slow to start, or its output is buffered
             return NodeFault(
                 "stalled",
@@ -296,7 +300,7 @@ class NodeProcess:
                 f"node {self.node} wrote nothing at all within {self.start_timeout:g} s of its start "
                 f"(no done line for its first {message['type']}): "
                 + protocol_on_stderr(self.err_tail)
-                + why_unheard(tree.program(self.proc.pid), self.stdin, self.buffered, self.start_setting),
+                + why_unheard(program, self.stdin, self.advice(program), self.start_setting),
             )
         if self.buffer:  # the start of a line, never ended
             why = (  # classic Mac OS line ends: the lines are there, their ends are not newlines
@@ -312,10 +316,7 @@ class NodeProcess:
                 shorten(self.buffer),
             )
         said = "(no done line)" if self.fresh else "(lines of its answer, but no done line)"
-        why = (
-            why_silent(tree.program(self.proc.pid), self.stdin, self.buffered, self.fresh)
-            or ": stalled or unresponsive"
-        )
+        why = why_silent(program, self.stdin, self.advice(program), self.fresh) or ": stalled or unresponsive"
         why = f": {self.unseen_wait}" if self.unseen_wait else why  # an MPI rank's words on its wait
         if wrong := protocol_on_stderr(self.err_tail):
             why = ": " + wrong + why.removeprefix(": ")

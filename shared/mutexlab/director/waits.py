@@ -3,7 +3,8 @@ blocked reading its standard input (it took the input as handled and waits for t
 answer, if it wrote one, sits unflushed in its output buffer), and whether it runs at all.
 
 Only the node's own process is read — the program, below mutexlab's launcher (``tree.program``) —
-not what it started (in a shell's pipeline the reader of the pipe is another program), and only
+or the child a wrapper runs it in holding its input and output (``speaker``: ``go run``) —
+not what else it started (in a shell's pipeline the reader of the pipe is another program), and only
 what the kernel shows its owner; anything unreadable (another system, a process already gone)
 says nothing, and the stall keeps its plain words.
 """
@@ -198,6 +199,11 @@ def protocol_on_stderr(err_tail: bytes) -> str:
 # How each language's own buffered output is flushed, by the interpreter that runs the program (or
 # its script's extension): said beside the general advice, in the words of the program's language
 FLUSHES = (
+    (  # print is a statement there; its file iterator reads ahead whatever -u says
+        re.compile(r"python2[\d.]*$"),
+        "Python 2: sys.stdout.flush() after each done, or python2 -u; and read each line with "
+        "sys.stdin.readline() or raw_input(): `for line in sys.stdin` reads 8 KB ahead, even under -u",
+    ),
     (
         re.compile(r"python[\d.]*$|\.py$"),
         "Python: print(…, flush=True), or python3 -u — PYTHONUNBUFFERED=1 in an environment hides this",
@@ -211,15 +217,62 @@ FLUSHES = (
     (re.compile(r"tclsh[\d.]*$|\.tcl$"), "Tcl: flush stdout, or fconfigure stdout -buffering line"),
     (re.compile(r"[gm]?awk$|\.awk$"), "awk: fflush() after each done"),
     (re.compile(r"java$|\.java$"), "Java: flush() the PrintWriter or BufferedWriter after each done"),
+    (re.compile(r"^go$|\.go$"), "Go: Flush() the bufio.Writer after each done"),
 )
 
 
-def buffered_for(argv: list[str], buffered: str) -> str:
+# ``env`` and its assignments before the command (``env BROKEN=1 python3 node.py``)
+ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*")
+
+
+def buffered_for(argv: list[str], buffered: str, exe: str = "") -> str:
     """``buffered`` (the general advice) with the flush of the program's own language, when the
-    command names an interpreter or a script mutexlab knows."""
-    for word in argv[:2]:
+    program runs an interpreter mutexlab knows (``exe``, what it runs: a ``python`` that is Python
+    2, a script's ``#!``) or the command names one or a script."""
+    words = list(argv)
+    while words and (os.path.basename(words[0]) == "env" or ASSIGNMENT.fullmatch(words[0])):
+        words.pop(0)
+    for word in [exe, *words[:2]]:
         name = os.path.basename(word)
         for language, flush in FLUSHES:
-            if language.search(name):
+            if name and language.search(name):
                 return f"{buffered} — {flush}"
     return buffered
+
+
+def speaker(pid: int, pipe_in: int, pipe_out: int) -> int:
+    """The process that speaks for the node ``pid``: ``pid``, or the child it runs the program in
+    holding the node's input and output as its own (``go run``'s build, ``cargo run``, a shell that
+    does not exec its last command), followed down while one child holds both; a pipeline's first
+    reader (``tee | ./node``) holds only the input, and the node stays ``pid``."""
+    try:
+        wanted = {f"pipe:[{os.fstat(pipe_in).st_ino}]", f"pipe:[{os.fstat(pipe_out).st_ino}]"}
+    except OSError:
+        return pid
+    for _ in range(8):  # a chain of wrappers, bounded
+        children = []
+        try:  # a child is listed by the thread that forked it (Go forks from any)
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as listed:
+                    children += [int(child) for child in listed.read().split()]
+        except (OSError, ValueError):
+            return pid
+        holders = []
+        for child in children:
+            try:
+                if {os.readlink(f"/proc/{child}/fd/0"), os.readlink(f"/proc/{child}/fd/1")} == wanted:
+                    holders.append(child)
+            except OSError:
+                continue
+        if len(holders) != 1:
+            return pid
+        pid = holders[0]
+    return pid
+
+
+def executable(pid: int) -> str:
+    """What ``pid`` runs (``/proc/<pid>/exe``: ``/usr/bin/python2.7``), "" if unreadable."""
+    try:
+        return os.readlink(f"/proc/{pid}/exe")
+    except OSError:
+        return ""
