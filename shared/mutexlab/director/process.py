@@ -126,6 +126,7 @@ class NodeProcess:
         )
         self.err_reader.start()
         self.buffer = b""
+        self.spoke = False  # a line of it parsed: a bad line after it is no failing start's
         self.eof = False  # its output ended (seen between inputs)
         self.last = "init"  # the type of the last input, for a line written after its done
         self.answered = ""  # the type of the last input answered with its done
@@ -161,7 +162,11 @@ class NodeProcess:
                 raise self.flood(message, line)
             if not line.strip():  # a blank line says nothing (a doubled newline): skipped
                 continue
-            parsed = parse(line, self.node, self.peers)
+            try:
+                parsed = parse(line, self.node, self.peers)
+            except NodeFault as fault:
+                raise self.first_words(fault) from None
+            self.spoke = True
             if parsed["type"] == "done":
                 if self.buffer.strip():  # lines already written past the done: not this input's
                     raise NodeFault(
@@ -182,6 +187,28 @@ class NodeProcess:
                 continue
             outputs.append(parsed)
             raw.append(line)
+
+    def first_words(self, fault: NodeFault) -> NodeFault:
+        """``fault`` (a bad line), told with the node's end when the line was the first it wrote
+        and it then ended at once: what it said as it failed — an escript's compiler errors, which
+        go to standard output, a usage message — not a line meant for the protocol."""
+        if fault.rule != "garbage" or self.spoke:
+            return fault
+        self.spoke = True  # asked once
+        try:
+            code = self.proc.wait(timeout=0.5)
+        except subprocess.TimeoutExpired:
+            return fault  # it runs on: a banner, a debugging print
+        if code == 0:
+            return fault
+        tail = self.stderr_tail()
+        fault.message += (
+            f" — the first line it wrote, and then it {self.ended(code)}: most likely what it said as it "
+            "failed (a compiler's errors, which an escript writes on standard output; a usage message)"
+            + (f"; its standard error ended with: {shorten(tail, 300)}" if tail else "")
+            + "; the line"
+        )
+        return fault
 
     def flood(self, message: dict[str, Any], line: bytes) -> NodeFault:
         return NodeFault(
