@@ -11,10 +11,13 @@ says nothing, and the stall keeps its plain words.
 
 from __future__ import annotations
 
+import array
+import fcntl
 import json
 import os
 import platform
 import re
+import termios
 
 # read(2) and its kin, by machine: the calls a thread waiting for input sits in (a read of fd 0;
 # programs that poll — Node.js, Go — wait in epoll and are not seen)
@@ -108,11 +111,39 @@ def reading_helper(pid: int, pipe: int) -> str:
     return ""
 
 
+def unread(pipe: int) -> int:
+    """The bytes in the node's input pipe (``pipe``: its write end) that the node has not read."""
+    waiting = array.array("i", [0])
+    try:
+        fcntl.ioctl(pipe, termios.FIONREAD, waiting, True)
+    except OSError:
+        return 0
+    return waiting[0]
+
+
+def not_reading(pid: int, pipe: int, setting: str = "") -> str:
+    """Words for a node that has not read its input (bytes of it wait in the pipe) and of which
+    no thread runs, "" otherwise: it waits for something other than its input (or, before its
+    first answer, has not finished starting: ``setting`` gives it longer)."""
+    waiting = unread(pipe)
+    if not waiting or reading_input(pid, pipe)[1]:
+        return ""
+    return (
+        f"it has not read its input ({waiting} bytes wait unread in its standard input) and no "
+        "thread of it runs: it waits for something else — does it read its standard input at all "
+        "(not a file, a terminal or a socket; an escript whose %%! line says -noinput, or erl "
+        "-noinput, reads none)?"
+        + (f" Or it is still starting (give it a longer {setting})" if setting else "")
+    )
+
+
 def why_silent(pid: int, pipe: int, buffered: str, fresh: bool = True) -> str:
     """Words for a node that wrote no done line in time (``fresh``: nothing of its answer at all):
     by what /proc shows, "" if it shows nothing to go by."""
     if helper := reading_helper(pid, pipe):
         return helper
+    if deaf := not_reading(pid, pipe):
+        return ": " + deaf
     reading, running, threads = reading_input(pid, pipe)
     if reading and threads == 1:
         rest = (
@@ -150,6 +181,8 @@ def why_unheard(pid: int, pipe: int, buffered: str, setting: str) -> str:
     """Words for a node that wrote nothing at all since its start, its first answer overdue."""
     if helper := reading_helper(pid, pipe):
         return helper.removeprefix(": ")
+    if deaf := not_reading(pid, pipe, setting):
+        return deaf
     reading, running, _ = reading_input(pid, pipe)
     read_all = (
         "reads all its input before answering (read(), readlines(), a JSON parser given the whole "
