@@ -418,10 +418,20 @@ class NodeProcess:
         )
         words = f" (its last words: {self.last_words})" if self.last_words else ""
         tail = self.stderr_tail() if code is not None else ""
+        # what it wrote and nobody read, ended before its input was (a usage message, then exit 2):
+        # a bad first line is the fault it is when read in time (first_words), whichever came first
+        fresh = not self.heard
+        left = self.unread().split(b"\n", 1)[0] if code is not None and not self.eof else b""
+        if left and fresh:
+            try:
+                parse(left, self.node, self.peers)
+            except NodeFault as fault:
+                return self.first_words(fault)
+        wrote = f", having written on standard output (unread): {shorten(left)}" if left else ""
         return NodeFault(
             CRASHED,
             self.node,
-            f"node {self.node} {how} while handling {message['type']}{words}{between}"
+            f"node {self.node} {how} while handling {message['type']}{words}{between}{wrote}"
             + ("; its standard error ended with" if tail else ""),
             shorten(tail, 300) if tail else None,  # control characters shown escaped
             {"between": True} if between else {},
