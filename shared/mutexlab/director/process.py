@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import select
 import shutil
 import signal
@@ -27,6 +26,7 @@ from typing import Any
 
 from .. import watcher
 from . import tree
+from .ending import last_lines, never_ran, script_of
 from .lines import (
     CRASHED,
     MAX_LINE,
@@ -48,31 +48,6 @@ TEST_START_TIMEOUT = 30.0
 # Bytes of a node's standard error kept (its last words, read as it writes them so it never blocks
 # on a full pipe): a crash's finding ends with its last lines — a traceback's exception, an MPI error.
 ERR_TAIL = 2048
-# A line of standard error that names the error above a stack printed below it: JavaScript's
-# ``TypeError: …`` (and ``Error [ERR_…]: …``), Java's ``Exception in thread "main" java.lang.…``,
-# a Rust or Go panic, C++'s uncaught exception, an Erlang escript's ``escript: exception error: …``
-# (above its ``in function``/``in call from`` lines). The last three lines alone would be stack frames.
-HEADLINE = re.compile(
-    r"(?:Exception in thread \S+ |Uncaught )?(?:[\w$]+\.)*[\w$]*(?:Error|Exception)(?: \[[^\]]*\])?(?::|$)"
-    r"|thread '[^']*'.* panicked at|panic: |terminate called after throwing"
-    r"|(?:escript: )?exception (?:error|exit|throw):"
-)
-# What a launcher writes as its last line when it could not run a command: setpriv's "failed to
-# execute", a shell's "not found" (dash) / "command not found" (bash) / "Permission denied" / "bad
-# interpreter" / "cannot execute", env's "No such file or directory". A status 126 or 127 said
-# otherwise (an escript's uncaught exception exits 127 too) is the program's own end: it ran.
-COULD_NOT_RUN = re.compile(
-    r"failed to execute|not found|No such file or directory|Permission denied|cannot execute"
-    r"|Exec format error|bad interpreter",
-    re.IGNORECASE,
-)
-# The same line in the user's language (bash, env and setpriv are translated: "Befehl nicht
-# gefunden"): a launcher names itself first, which no translation changes.
-LAUNCHER = re.compile(r"(?:\S*/)?(?:setpriv|env|sh|bash|dash|zsh|ksh|busybox): ")
-# An argument naming a script for an interpreter to run (no spaces: ``sh -c 'a; ./b.sh'`` is code)
-SCRIPT = re.compile(
-    r"[^\s-][^\s]*\.(?:py|js|mjs|cjs|ts|pl|rb|lua|tcl|escript|erl|exs|sh|bash|java|awk|jq|php|R|jl)"
-)
 BUFFERED = (
     "a program whose output is buffered (C stdio, C++ std::cout, Java's PrintWriter, Python's "
     "print into a pipe, Perl's STDOUT ($| = 1), mawk) must flush it after each done line"
@@ -255,15 +230,7 @@ class NodeProcess:
     def stderr_tail(self, wait: float = 0.3) -> str:
         """The last lines of its standard error (what a process that ended says why), or ""."""
         self.err_reader.join(wait)  # its end, unless a child it left holds it open
-        lines = [line.strip() for line in self.err_tail.decode("utf-8", "replace").splitlines()]
-        kept = [line for line in lines if line]
-        said = " | ".join(kept[-3:])
-        headline = next((line for line in reversed(kept[:-3]) if HEADLINE.match(line)), None)
-        if headline is None:
-            return said if len(said) <= 300 else "…" + said[-299:]  # its end says most
-        head = headline if len(headline) <= 150 else headline[:149] + "…"
-        room = 300 - len(head) - len(" | … | ")
-        return f"{head} | … | " + (said if len(said) <= room else "…" + said[-(room - 1) :])
+        return last_lines(self.err_tail)
 
     def unread(self, grace: float = 0.0) -> bytes:
         """What the node wrote after its last ``done`` and nothing read yet (within ``grace`` s)."""
@@ -441,7 +408,7 @@ class NodeProcess:
         """The script an interpreter was given (its first argument with a script's suffix) when no
         such file exists and its standard error names it (python3's "can't open file", node's
         "Cannot find module", perl's "Can't open perl script"), else None."""
-        script = next((a for a in self.argv[1:] if SCRIPT.fullmatch(a)), None)
+        script = script_of(self.argv)
         if script is None or os.path.exists(script):
             return None
         self.err_reader.join(0.3)
@@ -454,14 +421,7 @@ class NodeProcess:
         program that ran (``HEADLINE``: an escript's uncaught exception exits 127, its stack below
         ``escript: exception error:``)."""
         self.err_reader.join(0.3)  # its end, unless a child it left holds it open
-        # by newlines alone: env names a `#!` line's `perl\r` with its \r, which is no line's end
-        lines = [line.strip() for line in self.err_tail.decode("utf-8", "replace").split("\n")]
-        kept = [line for line in lines if line]
-        if not kept:
-            return True
-        last = kept[-1]
-        said = COULD_NOT_RUN.search(last) is not None or LAUNCHER.match(last) is not None
-        return said and not any(HEADLINE.match(line) for line in kept)
+        return never_ran(self.err_tail)
 
     @staticmethod
     def ended(code: int) -> str:
