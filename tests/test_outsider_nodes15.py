@@ -1,7 +1,8 @@
 """``mutexlab test`` on node programs written elsewhere from the docs alone, in habits the other
 outsider tests do not cover (tests/outsiders/, ``o15_*``):
 
-* ``o15_lamport_py2.py`` — Lamport's mutex in Python 2.7 (``print`` a statement, ``raw_input()``,
+* ``o15_lamport_py2`` — Lamport's mutex in Python 2.7, a script without a suffix (no ``.py``:
+  Python 3's tools here cannot parse it) (``print`` a statement, ``raw_input()``,
   ``sys.stdout.flush()``); ``BROKEN_TIE=1`` in its environment compares timestamps alone, and
   ``--iterate`` reads with ``for line in sys.stdin``, whose read-ahead waits for 8 KB;
 * ``o15_sk_select.go`` — Suzuki–Kasami in Go, run by ``go run``: a goroutine scanning stdin into a
@@ -37,6 +38,13 @@ from outsider_edits import OUTSIDERS, said
 from mutexlab.director.lines import NodeFault, parse
 from mutexlab.director.process import BUFFERED
 from mutexlab.director.waits import buffered_for
+
+
+@pytest.fixture(autouse=True)
+def no_crash_dump(monkeypatch) -> None:
+    # an escript's runtime killed with its group leaves an empty erl_crash.dump in the working
+    # directory (the repository's root): none
+    monkeypatch.setenv("ERL_CRASH_DUMP_SECONDS", "0")
 
 
 def tool(name: str) -> str:
@@ -99,7 +107,7 @@ def stall(cli, problem: str, node: str, *args: str) -> str:
 
 
 def test_a_python2_lamport_node_passes_and_a_tie_by_time_alone_is_a_violation(cli, tmp_path):
-    node = f"{python2()} {OUTSIDERS / 'o15_lamport_py2.py'}"
+    node = f"{python2()} {OUTSIDERS / 'o15_lamport_py2'}"
     passes(cli, "mutex", node, "--requests", "2")
     for out in found(cli, tmp_path, "mutex", f"env BROKEN_TIE=1 {node}", rule="violation"):
         # both ask at stamp 1, each ACKs the other: four deliveries, both first by time alone
@@ -108,7 +116,7 @@ def test_a_python2_lamport_node_passes_and_a_tie_by_time_alone_is_a_violation(cl
 
 def test_a_python2_node_reading_ahead_is_told_in_python_2s_words(cli):
     # the command says `python`, pyenv's, or a path: what runs is Python 2.7, /proc says so
-    out = stall(cli, "mutex", f"{python2()} {OUTSIDERS / 'o15_lamport_py2.py'} --iterate")
+    out = stall(cli, "mutex", f"{python2()} {OUTSIDERS / 'o15_lamport_py2'} --iterate")
     assert "Python 2: sys.stdout.flush() after each done" in out, out
     assert "`for line in sys.stdin` reads 8 KB ahead, even under -u" in out, out
     assert "print(…, flush=True)" not in out, out  # before: Python 3's print, a syntax error there
