@@ -270,9 +270,13 @@ def test_an_exit_of_fewer_units_than_entered_is_named_so(cli, tmp_path):
         "    print(json.dumps({'type': 'done'}), flush=True)\n"
     )
     ran = cli("test", "mutex", "--node", f"python3 {node}", "-N", "1", "--runs", "1", "--no-shrink")
-    # before: "node 1 did not exit cs when asked to release it", though it wrote its exit
-    assert ran.returncode == 1 and "FINDING [protocol]" in ran.stdout, said(ran)
-    assert "node 1 exited 1 of the 2 units of cs it held when asked to release it" in ran.stdout, said(ran)
+    # before: "node 1 did not exit cs when asked to release it", though it wrote its exit; its
+    # 2 units of a cs of capacity 1 are a violation already, the finding, the fault said after it
+    assert ran.returncode == 1 and "FINDING [violation]" in ran.stdout, said(ran)
+    assert "node-1 took 2 units of cs, more than its capacity 1" in ran.stdout, said(ran)
+    assert (
+        "then, in step 2: node 1 exited 1 of the 2 units of cs it held when asked to release it" in ran.stdout
+    ), said(ran)
 
 
 def test_run_refuses_a_missing_script_before_it_starts(cli, tmp_path):

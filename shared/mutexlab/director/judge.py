@@ -97,7 +97,14 @@ def ended_answering(message: str) -> str:
     return said.group(1) if said else ""
 
 
-def from_fault(fault: NodeFault, step: int) -> Finding:
+def from_fault(fault: NodeFault, step: int, events: list[dict[str, Any]] | None = None) -> Finding:
+    """The finding of a node's ``fault`` in ``step`` — or, when the ``events`` recorded before it
+    already break safety (a node let in while another held the resource, which then went wrong
+    in another way), that violation: the graver and the earlier, the fault said after it."""
+    if events and not (verdict := verify_events(events)).safe:
+        safety = ["  " + v.describe() for v in verdict.safety]
+        then = f"  then, in step {step}: {fault}" if step else f"  then: {fault}"
+        return Finding(SAFETY, f"the audit: {verdict.head()}", None, step, [*safety, then])
     return Finding(fault.rule, str(fault), fault.node, step, line=fault.line)
 
 

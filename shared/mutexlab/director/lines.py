@@ -155,14 +155,17 @@ def parse(raw: bytes, node: int, peers: frozenset[int]) -> dict[str, Any]:
 VALUE_STARTS = frozenset('{["-0123456789tfn')  # how a JSON value can begin
 # An object printed in a language's own notation, its "type" key spelt as no JSON spells it:
 # Python's print(dict) ('type': …), JavaScript's console.log(object) (type: …), Ruby's Hash#to_s
-# and Perl's Data::Dumper ("type" => …), Java's Map.toString() (type=…), Go's fmt.Println(map)
+# and Perl's Data::Dumper ("type" => …), Java's Map.toString() (type=…), Go's fmt.Println(map),
+# Erlang's io:format("~p") of a map (#{<<"type">> => …}) or a proplist ([{type,…}]), Elixir's
+# inspect (%{"type" => …}, %{type: …})
 NATIVE = re.compile(
-    r"""^\{(?:.*?[{,])?\s*(?:['"]type['"]\s*=>|:type\s*=>|'type'\s*:|type\s*[:=])|^map\[(?:.*\s)?type:"""
+    r"""^[#%]?\{(?:.*?[{,])?\s*(?:['"]type['"]\s*=>|:type\s*=>|'type'\s*:|type\s*[:=]|<<"type">>\s*=>)"""
+    r"""|^map\[(?:.*\s)?type:|^\[\{(?:<<"type">>|type)\s*,"""
 )
 NATIVE_WHY = (
     "an object in its language's own notation, not JSON (Python's print(dict), JavaScript's "
     "console.log(object), Ruby's Hash#to_s, Perl's Data::Dumper, Java's Map.toString(), Go's "
-    "fmt.Println(map)): encode a protocol line with a JSON library (json.dumps, JSON.stringify, "
+    "fmt.Println(map), Erlang's io:format(\"~p\"), Elixir's inspect): encode a protocol line with a JSON library (json.dumps, JSON.stringify, "
     "to_json, encoding/json) — double quotes, true, false, null; debugging goes to standard error"
 )
 

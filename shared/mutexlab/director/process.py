@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import select
 import shutil
 import signal
@@ -27,6 +26,7 @@ from typing import Any
 
 from .. import watcher
 from . import tree
+from .ending import last_lines, never_ran, script_of
 from .lines import (
     CRASHED,
     MAX_LINE,
@@ -39,7 +39,7 @@ from .lines import (
     parse,
     shorten,
 )
-from .waits import buffered_for, protocol_on_stderr, why_silent, why_unheard
+from .waits import buffered_for, executable, protocol_on_stderr, speaker, why_silent, why_unheard
 
 # Seconds a new process of ``mutexlab test`` (or ``replay --node``) has for its first answer (its
 # first init) when that is more than the timeout: starting a JVM or an interpreter on a busy machine
@@ -48,31 +48,6 @@ TEST_START_TIMEOUT = 30.0
 # Bytes of a node's standard error kept (its last words, read as it writes them so it never blocks
 # on a full pipe): a crash's finding ends with its last lines — a traceback's exception, an MPI error.
 ERR_TAIL = 2048
-# A line of standard error that names the error above a stack printed below it: JavaScript's
-# ``TypeError: …`` (and ``Error [ERR_…]: …``), Java's ``Exception in thread "main" java.lang.…``,
-# a Rust or Go panic, C++'s uncaught exception, an Erlang escript's ``escript: exception error: …``
-# (above its ``in function``/``in call from`` lines). The last three lines alone would be stack frames.
-HEADLINE = re.compile(
-    r"(?:Exception in thread \S+ |Uncaught )?(?:[\w$]+\.)*[\w$]*(?:Error|Exception)(?: \[[^\]]*\])?(?::|$)"
-    r"|thread '[^']*'.* panicked at|panic: |terminate called after throwing"
-    r"|(?:escript: )?exception (?:error|exit|throw):"
-)
-# What a launcher writes as its last line when it could not run a command: setpriv's "failed to
-# execute", a shell's "not found" (dash) / "command not found" (bash) / "Permission denied" / "bad
-# interpreter" / "cannot execute", env's "No such file or directory". A status 126 or 127 said
-# otherwise (an escript's uncaught exception exits 127 too) is the program's own end: it ran.
-COULD_NOT_RUN = re.compile(
-    r"failed to execute|not found|No such file or directory|Permission denied|cannot execute"
-    r"|Exec format error|bad interpreter",
-    re.IGNORECASE,
-)
-# The same line in the user's language (bash, env and setpriv are translated: "Befehl nicht
-# gefunden"): a launcher names itself first, which no translation changes.
-LAUNCHER = re.compile(r"(?:\S*/)?(?:setpriv|env|sh|bash|dash|zsh|ksh|busybox): ")
-# An argument naming a script for an interpreter to run (no spaces: ``sh -c 'a; ./b.sh'`` is code)
-SCRIPT = re.compile(
-    r"[^\s-][^\s]*\.(?:py|js|mjs|cjs|ts|pl|rb|lua|tcl|escript|erl|exs|sh|bash|java|awk|jq|php|R|jl)"
-)
 BUFFERED = (
     "a program whose output is buffered (C stdio, C++ std::cout, Java's PrintWriter, Python's "
     "print into a pipe, Perl's STDOUT ($| = 1), mawk) must flush it after each done line"
@@ -102,7 +77,6 @@ class NodeProcess:
         self.finalize_pending = ""  # an MPI rank's thread was in a call at MPI_Finalize: taken by Run
         self.unseen_wait = ""  # an MPI rank's thread busy where its library cannot see: a stall says so
         self.command, self.argv = argv[0], argv
-        self.buffered = buffered_for(argv, BUFFERED)  # the advice, in the program's language
         if tree.dying_with_parent(argv) != argv and shutil.which(argv[0]) is None:  # the launcher would fail
             raise NodeFault(START, node, f"cannot start {argv[0]!r}: not found or not executable")
         try:
@@ -127,6 +101,7 @@ class NodeProcess:
         )
         self.err_reader.start()
         self.buffer = b""
+        self.spoke = False  # a line of it parsed: a bad line after it is no failing start's
         self.eof = False  # its output ended (seen between inputs)
         self.last = "init"  # the type of the last input, for a line written after its done
         self.answered = ""  # the type of the last input answered with its done
@@ -166,7 +141,11 @@ class NodeProcess:
                 raise self.flood(message, line)
             if not line.strip():  # a blank line says nothing (a doubled newline): skipped
                 continue
-            parsed = parse(line, self.node, self.peers)
+            try:
+                parsed = parse(line, self.node, self.peers)
+            except NodeFault as fault:
+                raise self.first_words(fault) from None
+            self.spoke = True
             if parsed["type"] == "done":
                 if self.buffer.strip():  # lines already written past the done: not this input's
                     raise NodeFault(
@@ -187,6 +166,28 @@ class NodeProcess:
                 continue
             outputs.append(parsed)
             raw.append(line)
+
+    def first_words(self, fault: NodeFault) -> NodeFault:
+        """``fault`` (a bad line), told with the node's end when the line was the first it wrote
+        and it then ended at once: what it said as it failed — an escript's compiler errors, which
+        go to standard output, a usage message — not a line meant for the protocol."""
+        if fault.rule != "garbage" or self.spoke:
+            return fault
+        self.spoke = True  # asked once
+        try:
+            code = self.proc.wait(timeout=0.5)
+        except subprocess.TimeoutExpired:
+            return fault  # it runs on: a banner, a debugging print
+        if code == 0:
+            return fault
+        tail = self.stderr_tail()
+        fault.message += (
+            f" — the first line it wrote, and then it {self.ended(code)}: most likely what it said as it "
+            "failed (a compiler's errors, which an escript writes on standard output; a usage message)"
+            + (f"; its standard error ended with: {shorten(tail, 300)}" if tail else "")
+            + "; the line"
+        )
+        return fault
 
     def flood(self, message: dict[str, Any], line: bytes) -> NodeFault:
         return NodeFault(
@@ -233,15 +234,7 @@ class NodeProcess:
     def stderr_tail(self, wait: float = 0.3) -> str:
         """The last lines of its standard error (what a process that ended says why), or ""."""
         self.err_reader.join(wait)  # its end, unless a child it left holds it open
-        lines = [line.strip() for line in self.err_tail.decode("utf-8", "replace").splitlines()]
-        kept = [line for line in lines if line]
-        said = " | ".join(kept[-3:])
-        headline = next((line for line in reversed(kept[:-3]) if HEADLINE.match(line)), None)
-        if headline is None:
-            return said if len(said) <= 300 else "…" + said[-299:]  # its end says most
-        head = headline if len(headline) <= 150 else headline[:149] + "…"
-        room = 300 - len(head) - len(" | … | ")
-        return f"{head} | … | " + (said if len(said) <= room else "…" + said[-(room - 1) :])
+        return last_lines(self.err_tail)
 
     def unread(self, grace: float = 0.0) -> bytes:
         """What the node wrote after its last ``done`` and nothing read yet (within ``grace`` s)."""
@@ -284,6 +277,10 @@ class NodeProcess:
             "from a timer or another thread is no input's answer)"
         )
 
+    def advice(self, program: int) -> str:
+        """How to flush, in the language of what ``program`` runs or of the command."""
+        return buffered_for(self.argv, BUFFERED, executable(program))
+
     def stalled(self, message: dict[str, Any]) -> NodeFault:
         code = self.proc.poll()
         if code is not None:  # it ended, but its output did not: something it started holds it
@@ -293,6 +290,7 @@ class NodeProcess:
                 f"node {self.node} {self.ended(code)} while handling {message['type']}, and a process "
                 "it started still holds its standard output open",
             )
+        program = speaker(tree.program(self.proc.pid), self.stdin, self.out)  # `go run`'s program
         if not self.heard:  # not a byte since it started: slow to start, or its output is buffered
             return NodeFault(
                 "stalled",
@@ -300,7 +298,7 @@ class NodeProcess:
                 f"node {self.node} wrote nothing at all within {self.start_timeout:g} s of its start "
                 f"(no done line for its first {message['type']}): "
                 + protocol_on_stderr(self.err_tail)
-                + why_unheard(tree.program(self.proc.pid), self.stdin, self.buffered, self.start_setting),
+                + why_unheard(program, self.stdin, self.advice(program), self.start_setting),
             )
         if self.buffer:  # the start of a line, never ended
             why = (  # classic Mac OS line ends: the lines are there, their ends are not newlines
@@ -316,10 +314,7 @@ class NodeProcess:
                 shorten(self.buffer),
             )
         said = "(no done line)" if self.fresh else "(lines of its answer, but no done line)"
-        why = (
-            why_silent(tree.program(self.proc.pid), self.stdin, self.buffered, self.fresh)
-            or ": stalled or unresponsive"
-        )
+        why = why_silent(program, self.stdin, self.advice(program), self.fresh) or ": stalled or unresponsive"
         why = f": {self.unseen_wait}" if self.unseen_wait else why  # an MPI rank's words on its wait
         if wrong := protocol_on_stderr(self.err_tail):
             why = ": " + wrong + why.removeprefix(": ")
@@ -396,10 +391,20 @@ class NodeProcess:
         )
         words = f" (its last words: {self.last_words})" if self.last_words else ""
         tail = self.stderr_tail() if code is not None else ""
+        # what it wrote and nobody read, ended before its input was (a usage message, then exit 2):
+        # a bad first line is the fault it is when read in time (first_words), whichever came first
+        fresh = not self.heard
+        left = self.unread().split(b"\n", 1)[0] if code is not None and not self.eof else b""
+        if left and fresh:
+            try:
+                parse(left, self.node, self.peers)
+            except NodeFault as fault:
+                return self.first_words(fault)
+        wrote = f", having written on standard output (unread): {shorten(left)}" if left else ""
         return NodeFault(
             CRASHED,
             self.node,
-            f"node {self.node} {how} while handling {message['type']}{words}{between}"
+            f"node {self.node} {how} while handling {message['type']}{words}{between}{wrote}"
             + ("; its standard error ended with" if tail else ""),
             shorten(tail, 300) if tail else None,  # control characters shown escaped
             {"between": True} if between else {},
@@ -409,7 +414,7 @@ class NodeProcess:
         """The script an interpreter was given (its first argument with a script's suffix) when no
         such file exists and its standard error names it (python3's "can't open file", node's
         "Cannot find module", perl's "Can't open perl script"), else None."""
-        script = next((a for a in self.argv[1:] if SCRIPT.fullmatch(a)), None)
+        script = script_of(self.argv)
         if script is None or os.path.exists(script):
             return None
         self.err_reader.join(0.3)
@@ -422,14 +427,7 @@ class NodeProcess:
         program that ran (``HEADLINE``: an escript's uncaught exception exits 127, its stack below
         ``escript: exception error:``)."""
         self.err_reader.join(0.3)  # its end, unless a child it left holds it open
-        # by newlines alone: env names a `#!` line's `perl\r` with its \r, which is no line's end
-        lines = [line.strip() for line in self.err_tail.decode("utf-8", "replace").split("\n")]
-        kept = [line for line in lines if line]
-        if not kept:
-            return True
-        last = kept[-1]
-        said = COULD_NOT_RUN.search(last) is not None or LAUNCHER.match(last) is not None
-        return said and not any(HEADLINE.match(line) for line in kept)
+        return never_ran(self.err_tail)
 
     @staticmethod
     def ended(code: int) -> str:

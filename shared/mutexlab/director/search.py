@@ -152,7 +152,9 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
             again = play(settings, pool, chooser, expected)
             again.after_ended = from_fault(fault, 0)
             return again
-        return Outcome(from_fault(fault, len(steps)), steps, run.digests if run else [], events, trail)
+        return Outcome(
+            from_fault(fault, len(steps), events), steps, run.digests if run else [], events, trail
+        )
     incomplete = None
     if finding is None and not resting and len(steps) >= settings.max_steps and serving(run, len(steps)):
         incomplete = (

@@ -24,9 +24,9 @@ from ..problems import find, named
 from ..protocols import registry
 from ..setups import ConfigError, Setup
 from ..spec import AlgorithmSpec
+from .ending import SCRIPT
 from .node import CODEC, COMMAND_ENV, DWELLS, ProgramNode, start_timeout
 from .problem import choices, is_driven, make_problem, played_whole
-from .process import SCRIPT
 
 # An interpreter whose first argument is the script it runs (``python3 node.py``): a script that
 # is not there is refused before the run, as a missing executable is.

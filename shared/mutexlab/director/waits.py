@@ -3,17 +3,21 @@ blocked reading its standard input (it took the input as handled and waits for t
 answer, if it wrote one, sits unflushed in its output buffer), and whether it runs at all.
 
 Only the node's own process is read — the program, below mutexlab's launcher (``tree.program``) —
-not what it started (in a shell's pipeline the reader of the pipe is another program), and only
+or the child a wrapper runs it in holding its input and output (``speaker``: ``go run``) —
+not what else it started (in a shell's pipeline the reader of the pipe is another program), and only
 what the kernel shows its owner; anything unreadable (another system, a process already gone)
 says nothing, and the stall keeps its plain words.
 """
 
 from __future__ import annotations
 
+import array
+import fcntl
 import json
 import os
 import platform
 import re
+import termios
 
 # read(2) and its kin, by machine: the calls a thread waiting for input sits in (a read of fd 0;
 # programs that poll — Node.js, Go — wait in epoll and are not seen)
@@ -107,11 +111,39 @@ def reading_helper(pid: int, pipe: int) -> str:
     return ""
 
 
+def unread(pipe: int) -> int:
+    """The bytes in the node's input pipe (``pipe``: its write end) that the node has not read."""
+    waiting = array.array("i", [0])
+    try:
+        fcntl.ioctl(pipe, termios.FIONREAD, waiting, True)
+    except OSError:
+        return 0
+    return waiting[0]
+
+
+def not_reading(pid: int, pipe: int, setting: str = "") -> str:
+    """Words for a node that has not read its input (bytes of it wait in the pipe) and of which
+    no thread runs, "" otherwise: it waits for something other than its input (or, before its
+    first answer, has not finished starting: ``setting`` gives it longer)."""
+    waiting = unread(pipe)
+    if not waiting or reading_input(pid, pipe)[1]:
+        return ""
+    return (
+        f"it has not read its input ({waiting} bytes wait unread in its standard input) and no "
+        "thread of it runs: it waits for something else — does it read its standard input at all "
+        "(not a file, a terminal or a socket; an escript whose %%! line says -noinput, or erl "
+        "-noinput, reads none)?"
+        + (f" Or it is still starting (give it a longer {setting})" if setting else "")
+    )
+
+
 def why_silent(pid: int, pipe: int, buffered: str, fresh: bool = True) -> str:
     """Words for a node that wrote no done line in time (``fresh``: nothing of its answer at all):
     by what /proc shows, "" if it shows nothing to go by."""
     if helper := reading_helper(pid, pipe):
         return helper
+    if deaf := not_reading(pid, pipe):
+        return ": " + deaf
     reading, running, threads = reading_input(pid, pipe)
     if reading and threads == 1:
         rest = (
@@ -149,6 +181,8 @@ def why_unheard(pid: int, pipe: int, buffered: str, setting: str) -> str:
     """Words for a node that wrote nothing at all since its start, its first answer overdue."""
     if helper := reading_helper(pid, pipe):
         return helper.removeprefix(": ")
+    if deaf := not_reading(pid, pipe, setting):
+        return deaf
     reading, running, _ = reading_input(pid, pipe)
     read_all = (
         "reads all its input before answering (read(), readlines(), a JSON parser given the whole "
@@ -198,6 +232,11 @@ def protocol_on_stderr(err_tail: bytes) -> str:
 # How each language's own buffered output is flushed, by the interpreter that runs the program (or
 # its script's extension): said beside the general advice, in the words of the program's language
 FLUSHES = (
+    (  # print is a statement there; its file iterator reads ahead whatever -u says
+        re.compile(r"python2[\d.]*$"),
+        "Python 2: sys.stdout.flush() after each done, or python2 -u; and read each line with "
+        "sys.stdin.readline() or raw_input(): `for line in sys.stdin` reads 8 KB ahead, even under -u",
+    ),
     (
         re.compile(r"python[\d.]*$|\.py$"),
         "Python: print(…, flush=True), or python3 -u — PYTHONUNBUFFERED=1 in an environment hides this",
@@ -211,15 +250,62 @@ FLUSHES = (
     (re.compile(r"tclsh[\d.]*$|\.tcl$"), "Tcl: flush stdout, or fconfigure stdout -buffering line"),
     (re.compile(r"[gm]?awk$|\.awk$"), "awk: fflush() after each done"),
     (re.compile(r"java$|\.java$"), "Java: flush() the PrintWriter or BufferedWriter after each done"),
+    (re.compile(r"^go$|\.go$"), "Go: Flush() the bufio.Writer after each done"),
 )
 
 
-def buffered_for(argv: list[str], buffered: str) -> str:
+# ``env`` and its assignments before the command (``env BROKEN=1 python3 node.py``)
+ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*")
+
+
+def buffered_for(argv: list[str], buffered: str, exe: str = "") -> str:
     """``buffered`` (the general advice) with the flush of the program's own language, when the
-    command names an interpreter or a script mutexlab knows."""
-    for word in argv[:2]:
+    program runs an interpreter mutexlab knows (``exe``, what it runs: a ``python`` that is Python
+    2, a script's ``#!``) or the command names one or a script."""
+    words = list(argv)
+    while words and (os.path.basename(words[0]) == "env" or ASSIGNMENT.fullmatch(words[0])):
+        words.pop(0)
+    for word in [exe, *words[:2]]:
         name = os.path.basename(word)
         for language, flush in FLUSHES:
-            if language.search(name):
+            if name and language.search(name):
                 return f"{buffered} — {flush}"
     return buffered
+
+
+def speaker(pid: int, pipe_in: int, pipe_out: int) -> int:
+    """The process that speaks for the node ``pid``: ``pid``, or the child it runs the program in
+    holding the node's input and output as its own (``go run``'s build, ``cargo run``, a shell that
+    does not exec its last command), followed down while one child holds both; a pipeline's first
+    reader (``tee | ./node``) holds only the input, and the node stays ``pid``."""
+    try:
+        wanted = {f"pipe:[{os.fstat(pipe_in).st_ino}]", f"pipe:[{os.fstat(pipe_out).st_ino}]"}
+    except OSError:
+        return pid
+    for _ in range(8):  # a chain of wrappers, bounded
+        children = []
+        try:  # a child is listed by the thread that forked it (Go forks from any)
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as listed:
+                    children += [int(child) for child in listed.read().split()]
+        except (OSError, ValueError):
+            return pid
+        holders = []
+        for child in children:
+            try:
+                if {os.readlink(f"/proc/{child}/fd/0"), os.readlink(f"/proc/{child}/fd/1")} == wanted:
+                    holders.append(child)
+            except OSError:
+                continue
+        if len(holders) != 1:
+            return pid
+        pid = holders[0]
+    return pid
+
+
+def executable(pid: int) -> str:
+    """What ``pid`` runs (``/proc/<pid>/exe``: ``/usr/bin/python2.7``), "" if unreadable."""
+    try:
+        return os.readlink(f"/proc/{pid}/exe")
+    except OSError:
+        return ""
