@@ -185,7 +185,8 @@ def test_a_pipe_that_never_ends_is_refused_at_the_copys_limit(cli, tmp_path, mon
         f"{fifo}: more than 1,048,576 bytes came through the pipe without its end "
         "(limits.MAX_PIPE_BYTES): verify judges a whole log, copied first; a log that never ends "
         "(tail -f, a FIFO its writer keeps open) has no verdict: save it to a file (or stop its "
-        "writer) and verify that"
+        "writer) and verify that; a log this large, unpacked or written by a program, is read "
+        "from a file without this limit (zcat LOG.gz > LOG, then verify LOG)"
     ), said(done)
 
 
