@@ -109,6 +109,18 @@ def test_one_document_over_several_lines_keeps_its_scenarios_advice(cli, tmp_pat
     assert "pretty-printed" not in done.stderr, said(done)
 
 
+def test_a_first_line_of_one_long_word_is_refused_without_searching_it_quadratically(cli, tmp_path):
+    """Before: the logfmt layout's search tried a key at each place of the word and read it again
+    to its end from each: a line of 80,000 letters took 26 s, one of 1 MB would take about an
+    hour (a line may hold 8 MiB). Now each word is read once: refused at once, as before."""
+    path = tmp_path / "t.log"
+    path.write_text("a" * 1_000_000 + "\n")
+    done = cli("verify", path)
+    assert done.returncode == 2 and done.stdout == "", said(done)
+    assert f"{path}:1: not a record of GoVector's regex" in done.stderr, said(done)
+    assert "logfmt" not in done.stderr, said(done)
+
+
 @pytest.mark.parametrize("fmt", ["jsonl", "shiviz"])
 def test_each_event_written_twice_by_two_appenders_is_named_so(cli, tmp_path, fmt):
     """Before: `message id 'c1-2' is sent again while still in flight (sent at line 2)`, or (ShiViz)
@@ -173,7 +185,8 @@ def test_a_pipe_that_never_ends_is_refused_at_the_copys_limit(cli, tmp_path, mon
         f"{fifo}: more than 1,048,576 bytes came through the pipe without its end "
         "(limits.MAX_PIPE_BYTES): verify judges a whole log, copied first; a log that never ends "
         "(tail -f, a FIFO its writer keeps open) has no verdict: save it to a file (or stop its "
-        "writer) and verify that"
+        "writer) and verify that; a log this large, unpacked or written by a program, is read "
+        "from a file without this limit (zcat LOG.gz > LOG, then verify LOG)"
     ), said(done)
 
 

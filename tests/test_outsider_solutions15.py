@@ -203,6 +203,46 @@ def test_simulate_reports_the_violation_a_handler_raised_after(cli, tmp_path):
     assert summary["seen"] and summary["seen"][0].startswith("[capacity] flower (capacity 1)"), summary
 
 
+def _gone_after_three_exits(where: Path, name: str) -> Path:
+    """examples/protocols/``name``.py whose node leaves a plain Enum's state at its third exit."""
+    text = (OUTSIDERS.parent.parent / "examples" / "protocols" / f"{name}.py").read_text()
+    for old, new in (
+        (
+            "from typing import Literal",
+            'from enum import Enum\nfrom typing import Literal\n_Gone = Enum("_Gone", ["DONE"])',
+        ),
+        (
+            "        self.my_request = None\n        deferred,",
+            "        self.my_request = None\n        self.exits = getattr(self, 'exits', 0) + 1\n"
+            "        if self.exits >= 3:\n            self.state = _Gone.DONE\n        deferred,",
+        ),
+        (f'"{name.replace("_", "-")}"', f'"{name.replace("_", "-")}-gone"'),
+    ):
+        assert old in text, old
+        text = text.replace(old, new)
+    path = where / f"{name}_gone.py"
+    path.write_text(text)
+    return path
+
+
+def test_simulate_of_a_mutex_file_reports_the_violation_a_plain_enum_refusal_came_after(cli, tmp_path):
+    """The mutex family's runs are measured (runs.run_measured), whose refusal simulate turned
+    into `mutexlab: error: …`, exit 2, hiding the two nodes in cs at once before it."""
+    broken = _gone_after_three_exits(tmp_path, "carvalho_roucairol_broken")
+    done = cli("simulate", "mutex", "-a", broken, "-N", "3", "-M", "4", "--seed", "0")
+    assert done.returncode == 1, said(done)
+    assert done.stdout.startswith(
+        "VIOLATION (exit 1), seen before the run stopped (a handler left a state of no name: refused):\n"
+        "  [capacity] cs (capacity 1) held by node-"
+    ), said(done)
+    assert "mutexlab: refused as well: node-" in done.stderr and "_Gone.DONE" in done.stderr, said(done)
+    # the control: the correct algorithm's same refusal, nothing broken before it, stays exit 2
+    fine = _gone_after_three_exits(tmp_path, "carvalho_roucairol")
+    done = cli("simulate", "mutex", "-a", fine, "-N", "3", "-M", "4", "--seed", "0")
+    assert done.returncode == 2 and "VIOLATION" not in done.stdout, said(done)
+    assert "mutexlab: error: node-" in done.stderr and "_Gone.DONE" in done.stderr, said(done)
+
+
 def test_replay_reports_the_violation_a_plain_enum_refusal_came_after(cli, tmp_path):
     """Before: exit 2, the refusal alone. Now the violation of the steps before it, exit 1; a
     scenario refused before any violation stays exit 2."""

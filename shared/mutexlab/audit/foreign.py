@@ -373,11 +373,14 @@ def spooled(path: str | Path) -> Iterator[str | Path]:
             signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
+# Said of a log that never ends and of a large one alike (`zcat` of a big log, as not_a_log
+# advises for a compressed one): a file is read without this limit.
 _ENDLESS = (
     "{path}: more than {limit:,} bytes came through the pipe without its end "
     "(limits.MAX_PIPE_BYTES): verify judges a whole log, copied first; a log that never ends "
     "(tail -f, a FIFO its writer keeps open) has no verdict: save it to a file (or stop its "
-    "writer) and verify that"
+    "writer) and verify that; a log this large, unpacked or written by a program, is read "
+    "from a file without this limit (zcat LOG.gz > LOG, then verify LOG)"
 )
 
 

@@ -30,7 +30,9 @@ NEAR_START = 3  # a refusal at this line or before may be the layout's (a header
 
 _AT = re.compile(r"(?:.*?):(\d+): ")
 _NAME = r"[A-Za-z_@][\w.@ -]*"
-_LOGFMT_PAIR = re.compile(r'[\w.@/-]+=(?:"(?:[^"\\]|\\.)*"|[^\s"]*)')
+# A key starts a pair only at its word's start: tried at each place of a long word, the key's run
+# would be read again to its end from each (a line of one 1 MB word: hours, quadratic).
+_LOGFMT_PAIR = re.compile(r'(?<![\w.@/-])[\w.@/-]+=(?:"(?:[^"\\]|\\.)*"|[^\s"]*)')
 _HOSTS = ("host", "hostname", "pid", "process", "proc", "node", "name", "rank", "actor")
 _CLOCKS = ("clock", "vc", "vclock", "vector_clock", "vectorclock", "vector clock")
 _EVENTS = ("event", "message", "msg", "description", "action", "text")

@@ -34,7 +34,7 @@ from ..sim import SimConfig, Simulation
 from ..spec import Flags, Simulated
 from ..trace import TraceWriter
 from ..waiting import WaitsRaised
-from .common import add_json_argument, add_trace_argument, fail, print_json
+from .common import add_json_argument, add_trace_argument, fail, print_json, seen
 from .flags import SetupArgs, add_dwell_arguments, add_simulator_arguments, resolved
 from .longrun import (
     add_events_argument,
@@ -265,6 +265,8 @@ def _measured(
             return fail(str(exc))
         outcome, raised = exc.result, exc
     except ConfigError as exc:
+        if seen(exc):  # a state of no name after a violation: the command line says both, exit 1
+            raise
         return fail(str(exc))
     except OSError as exc:
         return fail(f"cannot write trace {args.trace}: {exc.strerror}")
