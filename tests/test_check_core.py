@@ -200,13 +200,25 @@ def test_the_compiled_tables_hold_what_was_put_in_them(tmp_path):
     """The visited set (fingerprints alone, grown a 256th at a time) answers every key put in and
     none left out, and the Tarjan-stack map still finds every key after half of them were
     deleted; a build whose deletion leaves a hole in a probe chain
-    (``MUTEXLAB_CORE_BROKEN_DELETE``) fails the same self-test."""
+    (``MUTEXLAB_CORE_BROKEN_DELETE``) fails the same self-test. The same with the visited set's
+    parts compact (6-byte slots of quotient and distance) from 64 or 256 slots on — in a search,
+    from 2^18 slots a part, past 50 million worlds — and a build that forgets a compact slot's
+    distance when its part grows (``MUTEXLAB_CORE_BROKEN_COMPACT``) fails that one."""
     compiled_or_missing()
     from mutexlab.check import _core
 
     assert all(_core.tables_selftest(n, seed) for n in (10, 1000, 200_000) for seed in (1, 2))
+    assert all(
+        _core.tables_selftest(n, seed, small) for n in (10, 200_000) for seed in (1, 2) for small in (64, 256)
+    )
     holed = broken_build(tmp_path, "MUTEXLAB_CORE_BROKEN_DELETE")
     assert not all(holed.tables_selftest(200_000, seed) for seed in (1, 2))
+    (tmp_path / "compact").mkdir()
+    forgetful = broken_build(tmp_path / "compact", "MUTEXLAB_CORE_BROKEN_COMPACT")
+    assert all(forgetful.tables_selftest(200_000, seed) for seed in (1, 2))  # never compact there
+    assert not any(forgetful.tables_selftest(200_000, seed, 256) for seed in (1, 2))
+    with pytest.raises(ValueError, match="power of two"):
+        _core.tables_selftest(10, 1, 100)
 
 
 def test_a_broken_ample_set_in_the_compiled_core_is_caught(tmp_path, monkeypatch):

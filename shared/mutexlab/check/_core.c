@@ -6,8 +6,8 @@
  * Invariants: a world is W = 2n + L + 1 int32s (process state ids, link ids, pending ids,
  * holdings id), as sim/world.py lays it out; its fingerprint is CPython's hash of the same
  * tuple of ints (same visited set, same counts as the Python search); the visited set keeps the
- * fingerprints alone (8 bytes a slot, 3/4 full at most, grown a 256th at a time: 11-16 bytes a
- * world; the limits look at each growth before it happens) and a map fingerprint -> Tarjan
+ * fingerprints alone (8 bytes a slot, 6 in compact parts, 3/4 full at most, grown a 256th at a
+ * time: 8-16 bytes a world; the limits look at each growth before it happens) and a map fingerprint -> Tarjan
  * index holds the worlds on the Tarjan stack only (its growth, and its arrays', looked at alike). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
