@@ -174,28 +174,26 @@ def program(pid: int) -> int:
         with open(f"/proc/{pid}/task/{pid}/children", "rb") as children:
             first = [int(child) for child in children.read().split()[:1]]
     except FileNotFoundError:  # a kernel without the children file: by their parents, oldest first
-        first = sorted(parents(pid).get(pid, []))[:1]
+        first = sorted(parents().get(pid, []))[:1]
     except (OSError, ValueError):
         return pid
     return first[0] if first else pid
 
 
-def parents(floor: int = 0) -> dict[int, list[int]]:
+PROC = "/proc"  # where the processes are read (a test points it at a made-up one)
+
+
+def parents() -> dict[int, list[int]]:
     """Every living process's children, by ``/proc/PID/stat`` (after the command's ``)``: its
-    state, then its parent); a zombie, dead already, is left out, and so is every pid at most
-    ``floor`` unless pids have wrapped since (``ns_last_pid`` below it): a process's descendants
-    were started after it, so their pids are above its own."""
-    try:
-        with open("/proc/sys/kernel/ns_last_pid", "rb") as last:
-            floor = floor if int(last.read()) >= floor else 0
-    except (OSError, ValueError):
-        floor = 0
+    state, then its parent); a zombie, dead already, is left out. Every pid is read: a descendant's
+    pid may be below its ancestor's once pids have wrapped (pid_max is often 32,768, which a loaded
+    machine goes round in a minute), so no pid can be skipped as too old to be one."""
     children: dict[int, list[int]] = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) <= floor:
+    for name in os.listdir(PROC):
+        if not name.isdigit():
             continue
         try:
-            fd = os.open(f"/proc/{name}/stat", os.O_RDONLY)
+            fd = os.open(f"{PROC}/{name}/stat", os.O_RDONLY)
         except OSError:
             continue
         try:
@@ -212,7 +210,7 @@ def parents(floor: int = 0) -> dict[int, list[int]]:
 def descendants(roots: Iterable[int]) -> set[int]:
     """The processes below ``roots`` (not the roots themselves)."""
     roots = list(roots)
-    children, found = parents(min(roots, default=0)), set()
+    children, found = parents(), set()
     todo = [child for root in roots for child in children.get(root, [])]
     while todo:
         pid = todo.pop()
@@ -222,37 +220,56 @@ def descendants(roots: Iterable[int]) -> set[int]:
     return found
 
 
-def cpu_seconds(root: int) -> float | None:
-    """The processor time (user and system) ``root`` and its living descendants have used, or None
-    when ``/proc`` cannot say (not Linux, or ``root`` has ended)."""
-    total, ticks = 0, os.sysconf("SC_CLK_TCK")
+def cpu_times(root: int) -> dict[int, int] | None:
+    """The processor time (ns) each thread of ``root`` and its living descendants has used, by
+    thread id, or None when ``/proc`` cannot say (not Linux, or ``root`` has ended). The scheduler's
+    own count (``schedstat``, to the nanosecond), else the thread's clock ticks (``stat``'s utime
+    and stime, 10 ms each): a thread the load lets run a few ms in a while has moved all the same."""
+    times: dict[int, int] = {}
+    tick = 1e9 / os.sysconf("SC_CLK_TCK")
     for pid in {root} | descendants([root]):
         try:
-            with open(f"/proc/{pid}/stat", "rb") as stat:
-                fields = stat.read().rpartition(b")")[2].split()
-            total += int(fields[11]) + int(fields[12])  # utime, stime (the stat's 14th and 15th)
-        except (OSError, ValueError, IndexError):
+            tids = os.listdir(f"{PROC}/{pid}/task")
+        except OSError:
             if pid == root:
                 return None
-    return total / ticks
+            continue
+        for tid in tids:
+            try:
+                with open(f"{PROC}/{pid}/task/{tid}/schedstat", "rb") as sched:
+                    times[int(tid)] = int(sched.read().split()[0])
+                continue
+            except (OSError, ValueError, IndexError):
+                pass
+            try:
+                with open(f"{PROC}/{pid}/task/{tid}/stat", "rb") as stat:
+                    fields = stat.read().rpartition(b")")[2].split()
+                times[int(tid)] = int((int(fields[11]) + int(fields[12])) * tick)  # utime, stime
+            except (OSError, ValueError, IndexError):
+                continue  # a thread that ended meanwhile
+    return times
 
 
 class Running:
     """Whether a process tree given ``allowance`` seconds of processor time (an MPI rank's stretch,
-    which counts its threads' own time) still runs on within it: it used some since the last ask,
-    and less than the allowance in all. On a loaded machine such a tree may take many times its
-    processor time on the clock: the clock alone would cut it short."""
+    which counts its threads' own time) still runs on within it: one of its threads used some since
+    the last ask, and the tree less than the allowance in all. On a loaded machine such a tree may
+    take many times its processor time on the clock: the clock alone would cut it short. Each
+    thread is compared with itself (one that ends takes its time with it, which a total would read
+    as the others standing still)."""
 
     def __init__(self, root: int, allowance: float) -> None:
         self.root, self.allowance = root, allowance
-        self.start = self.seen = cpu_seconds(root)
+        self.seen = cpu_times(root)
+        self.used = 0  # ns, since the ask
 
     def on(self) -> bool:
-        now = cpu_seconds(self.root)
-        if now is None or self.start is None or self.seen is None:
+        now = cpu_times(self.root)
+        if now is None or self.seen is None:
             return False
-        moved, self.seen = now > self.seen, now
-        return moved and now - self.start < self.allowance
+        moved = sum(max(ns - self.seen.get(tid, 0), 0) for tid, ns in now.items())
+        self.seen, self.used = now, self.used + moved
+        return moved > 0 and self.used < self.allowance * 1e9
 
 
 def kill_trees(roots: list[int], rounds: int = 50) -> None:
