@@ -142,7 +142,7 @@ def test_spinning_ranks_answering_tied_requests_are_found_and_replay(cli, progra
 def test_a_listener_ending_on_the_others_byes_alone_is_undecided(cli, programs):
     # the main thread waiting for the lost REPLY spins: at rest it ran 1.5 s alone and still spun,
     # which a computation that long would too, so the deadlock is not claimed (docs/mpi.md#busy)
-    ran = cli("test", "mutex", "--np", "3", "--entries", "2", "--runs", "60", "--regex", TOKEN,
+    ran = cli("test", "mutex", "--np", "3", "--entries", "2", "--runs", "20", "--regex", TOKEN,
               "--mpi", programs["spin-bye"], "2")  # fmt: skip
     assert ran.returncode == 3 and "INCOMPLETE" in ran.stdout and "FINDING" not in ran.stdout, ran.stdout
     assert "thread 0 kept running without a call mutexlab can direct" in ran.stdout, ran.stdout
