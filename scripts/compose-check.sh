@@ -99,6 +99,7 @@ if [ -n "${COMPOSE_CHECK_PROJECT:-}" ]; then
 fi
 [ -n "$project" ] || die ".env.example sets no COMPOSE_PROJECT_NAME"
 image="mutexlab:$project"   # docker-compose.yml's image: mutexlab:${COMPOSE_PROJECT_NAME}
+ours=""                     # set once the project is known to be the check's own
 made_images=()              # the project's images that did not exist before the check: removed at the end
 for name in "$image" "mutexlab-program:$project"; do
   docker image inspect "$name" >/dev/null 2>&1 || made_images+=("$name")
@@ -134,12 +135,13 @@ stop_lanes() {   # an interrupted check: each lane (and the command it waits for
 }
 trap 'stop_lanes; cleanup; [ -z "$holder" ] || kill "$holder" 2>/dev/null; rm -rf "$work" ${made_nodes_build:+"$made_nodes_build"}
       [ ${#made_images[@]} -eq 0 ] || docker image rm "${made_images[@]}" >/dev/null 2>&1
-      docker image prune -f --filter "label=com.docker.compose.project=$project" >/dev/null 2>&1' EXIT
+      [ -z "$ours" ] || docker image prune -f --filter "label=com.docker.compose.project=$project" >/dev/null 2>&1' EXIT
 trap 'echo "compose-check: interrupted"; exit 130' INT TERM
 
 leftovers=$(project_objects | wc -l)
 [ "$leftovers" -eq 0 ] || die "compose project '$project' already has containers or volumes (yours?), which \
 'down -v' would remove; stop it first (docker compose down), or set COMPOSE_CHECK_PROJECT=another-name"
+ours=1   # from here the project's untagged images are the check's own builds: pruned at the end
 
 # Another broker's ports: hold those that are free with a listener of ours until the script ends.
 python3 - "$work/held" <<'PY' &
