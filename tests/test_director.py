@@ -294,6 +294,22 @@ def test_a_program_that_cannot_start_or_bad_flags_are_exit_2(cli, tmp_path):
             assert ran.returncode == 2 and f"argument {flag}:" in ran.stderr, (flag, value, ran.stderr)
 
 
+@pytest.mark.parametrize(
+    "given",
+    [
+        ["--regex", "in CS"],
+        ["--regex-file", "/dev/null"],
+        ["--sync-sends"],
+        ["--np", "3"],
+        ["--stdin", "/dev/null"],
+    ],
+)
+def test_an_option_of_mpi_given_to_a_node_program_is_refused(cli, given):
+    # before: --regex, --regex-file, --sync-sends and --np were silently ignored, the run went on
+    ran = cli("test", "mutex", "--node", "true", "--runs", "1", *given)
+    assert ran.returncode == 2 and f"{given[0]} is for --mpi" in ran.stderr, ran.stderr
+
+
 NONDETERMINISTIC = """import json, random, sys
 for line in sys.stdin:
     kind = json.loads(line)['type']

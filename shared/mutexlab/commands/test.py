@@ -152,6 +152,16 @@ def program_argv(text: str) -> list[str]:
     return argv
 
 
+# The options of an MPI program that a --node program has no use for, each with why.
+MPI_ONLY = (
+    ("--stdin", "a --node program's standard input is the node protocol"),
+    ("--np", "a --node program's count is --nodes"),
+    ("--regex", "a --node program says its enters and exits in the node protocol"),
+    ("--regex-file", "a --node program says its enters and exits in the node protocol"),
+    ("--sync-sends", "a --node program's sends are the director's to deliver"),
+)
+
+
 def run(args) -> int:
     try:
         mpi = args.mpi is not None
@@ -162,8 +172,10 @@ def run(args) -> int:
             raise ConfigError("give the program: --node CMD, or --mpi PROGRAM for an MPI program")
         else:
             argv = program_argv(args.node)
-        if args.stdin is not None and not mpi:
-            raise ConfigError("--stdin is for --mpi (a --node program's standard input is the node protocol)")
+        if not mpi:  # an --mpi option given to a --node program is refused, never silently ignored
+            for given, why in MPI_ONLY:
+                if getattr(args, given.lstrip("-").replace("-", "_"), None) not in (None, False):
+                    raise ConfigError(f"{given} is for --mpi ({why})")
         if args.entries is not None:
             if not mpi:
                 raise ConfigError("--entries is for --mpi (a --node program is asked with --requests)")
