@@ -343,7 +343,9 @@ def test_bees_fail_over_when_a_node_goes_away_mid_run(whole, tmp_path, how):
     )
     assert result["code"] == 0 and summary["complete"] and summary["safe"], summary
     assert took is not None, f"the monitor did not delete the run's queues:\n{monitor_log[-2000:]}"
-    assert took < 20 and end < 30, f"clean-up {took}s, the end {end:.1f}s: the deletions waited in turn"
+    # one after another the 8 deletions cannot take less than 40 s (5 s each): below 35 s they
+    # overlapped, whatever the machine's load adds (the end, printed above, moves with the load)
+    assert took < 35, f"clean-up {took}s, the end {end:.1f}s: the deletions waited in turn"
     assert not _run_queues_left(cluster, plan), "the run's queues are removed"
     assert summary["reconnects"] >= moved
     assert summary["dead_letters"] == 0, summary["dead_letters"]
