@@ -255,17 +255,10 @@ def node_command(args, resource: str) -> list[str]:
     """The nodes' command for ``test --mpi``; ConfigError when the flags do not fit."""
     from ..mpi import rank_argv
 
-    given = program(args)
-    pattern = regex_of(args)
+    given, pattern, stdin = program(args), regex_of(args), getattr(args, "stdin", None)
     check_regex(pattern, named=not resource)
-    stdin = getattr(args, "stdin", None)
-    return rank_argv(
-        given,
-        pattern,
-        resource,
-        bool(getattr(args, "sync_sends", False)),
-        stdin and readable(stdin, "--stdin"),
-    )
+    sync = bool(getattr(args, "sync_sends", False))
+    return rank_argv(given, pattern, resource, sync, stdin and readable(stdin, "--stdin"))
 
 
 def replay_command(args, recorded: list[str], resource: str) -> list[str]:

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from ..audit import numbered, verify_events
+from ..audit.seen import note_seen
 from ..director.scenario import is_program_scenario
 from ..protocols import registry
 from ..setups import ConfigError
@@ -74,6 +75,7 @@ def run(args) -> int:
         with trace:
             result = replay_scenario(scenario, trace)
     except ScenarioError as exc:  # a step it cannot play: exit 2, unless the steps before broke safety
+        note_seen(exc, getattr(exc, "before", None))
         if said_seen(exc, "a step could not be played", bool(getattr(args, "json", False))):
             print(f"mutexlab: the replay stopped there: {exc}", file=sys.stderr)
             if rabbit:  # the simulator's replay stopped first: nothing was run on the broker

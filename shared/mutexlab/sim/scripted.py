@@ -5,22 +5,19 @@ flight on the link from → to), ``drain`` (deliver everything, links in ascendi
 order, one message per link per pass, until nothing is in flight). Faults, as ``mutexlab check
 --reorder/--duplicate`` explores them: ``overtake`` (deliver the message at position ``index``
 of the link, 0 = oldest, ahead of the older ones) and ``duplicate`` (deliver a copy of the
-message at ``index``; it stays in flight).
-``loop`` (optional) marks ``steps[loop:]`` as a cycle: replaying checks that it ends in the
-world where it began (so a run may repeat it forever) and names who waits throughout it.
-``seed`` is the setup's seed (it draws e.g. a role's plan); ``finding`` is free text
-from the tool that wrote the scenario. ``Schedule`` effects are
-not fired by themselves here: the scenario decides when a process acts (they are kept as the
-pending local decisions, which is what tells a scenario that stops early from a deadlock).
-Virtual time ``t`` is the number of the step being played (from 1).
+message at ``index``; it stays in flight). ``loop`` (optional) marks ``steps[loop:]`` as a cycle: replaying checks that it ends in the world
+where it began (so a run may repeat it forever) and names who waits throughout it. ``seed`` is the
+setup's seed (it draws e.g. a role's plan); ``finding`` is free text from the tool that wrote the
+scenario. ``Schedule`` effects are not fired by themselves here: the scenario decides when a process
+acts (they are kept as the pending local decisions, which is what tells a scenario that stops early
+from a deadlock). Virtual time ``t`` is the number of the step being played (from 1).
 
-Bounds (docs/architecture.md#scenario-format): a scenario file of at most ``limits.MAX_FILE``
-bytes, JSON nested at most ``limits.MAX_DEPTH`` deep, at most ``MAX_PROCESSES`` processes (all
-refused before anything is built), and a kept trace of at most ``MAX_HELD`` vector-clock entries
-(a replay that would hold more stops with a ScenarioError, before it exhausts the memory).
+Bounds (docs/architecture.md#scenario-format): a scenario file of at most ``limits.MAX_FILE`` bytes,
+JSON nested at most ``limits.MAX_DEPTH`` deep, at most ``MAX_PROCESSES`` processes (all refused
+before anything is built), a kept trace of at most ``MAX_HELD`` clock entries (else ScenarioError).
 
-Outcomes beyond the audit's: a delivery the protocol refuses (``ProtocolError``, e.g. a
-duplicated token) ends the replay there as a finding, not as an invalid scenario; and a scenario whose end
+Outcomes beyond the audit's: a delivery the protocol refuses (``ProtocolError``, e.g. a duplicated
+token) ends the replay there as a finding, not as an invalid scenario; and a scenario whose end
 leaves nothing able to move (no message in flight, no pending decision) while someone is not
 finished is a deadlock — the same findings ``mutexlab check`` reports.
 """
@@ -225,12 +222,8 @@ class ScriptedRun(Driver):
             self.entered += [e["pid"] for e in kept[before:] if e["event"] == "enter"]
             self._weigh(f"step {number} ({step.op}): ")
 
-    def _seen(self, error: ScenarioError) -> ScenarioError:
-        """``error`` (a step the replay cannot play: it stops, exit 2) with the safety violations
-        the steps before it broke (``audit.seen``): the command says them, exit 1."""
-        from ..audit.seen import note_seen  # noqa: PLC0415 - the audit only when a step fails
-
-        note_seen(error, self.writer.events or None)  # a writer that keeps events: the replay's
+    def _seen(self, error: ScenarioError) -> ScenarioError:  # with the events before it: audit.seen's
+        error.before = self.writer.events or None  # type: ignore[attr-defined]
         return error
 
     def _probe(self, step: Any) -> tuple[int, Any, Callable[[Any], Any]] | None:
@@ -305,8 +298,7 @@ class ScriptedRun(Driver):
         self.deliver_at(sender, to, 0)
 
     def deliver_at(self, sender: int, to: int, index: int, keep: bool = False) -> None:
-        """Deliver the message at ``index`` of the link (0 = oldest); ``keep``: a duplicate, the
-        message stays in flight."""
+        """Deliver the message at ``index`` of the link (0 = oldest); ``keep``: a duplicate (it stays)."""
         link = self.links.get((sender, to))
         if not link or index >= len(link):
             raise ScenarioError(

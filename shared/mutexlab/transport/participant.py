@@ -3,8 +3,8 @@
 The effects are carried out by ``ServiceDriver``, a ``sim.driver.Driver``: the same code as the
 simulator applies them in order, handles sends to oneself locally, numbers messages and
 records the trace events (``driving.py``). Only two things differ: network sends leave as confirmed
-publishes (below; persistent, or transient and kept for retransmission: ``links.py``), a ``Schedule`` is a real timer (dwell seconds per kind), and the trace events
-go to the monitor instead of a file.
+publishes (below; persistent, or transient and kept for retransmission: ``links.py``), a ``Schedule`` is a real timer (dwell seconds per kind), and the trace events go to
+the monitor instead of a file.
 
 The inputs taken in one round of the loop (the deliveries of one poll, the timers due, then those
 they made due at once: ``FOLD_ROUNDS``) form one step, whose protocol messages are published when
@@ -13,9 +13,8 @@ routed to its first addressee by its key and to the others by the ``BCC`` header
 strips it: no receiver decodes it); then the acks of its deliveries, in delivery order. Its
 trace events wait with those of the steps after it (``tracing.TraceBuffer``) and go to the
 monitor (``audit.<name>``) as one batch ``{"events": [...], "status": {...}}`` (the latest status:
-``_flush_trace``) once the oldest waited ``TRACE_FLUSH`` seconds, when many wait, at the
-heartbeat, once the process has finished, when it stops.
-A delivery is acked only behind its sends and the batch holding its events (persistent: the bus
+``_flush_trace``) once the oldest waited ``TRACE_FLUSH`` seconds, when many wait, at the heartbeat,
+once the process has finished, when it stops. A delivery is acked only behind its sends and the batch holding its events (persistent: the bus
 holds the ack until both are confirmed; transient: the link's acknowledgement waits for that
 batch). The monitor pairs a receipt heard before its send (feed.py): no order between processes.
 
