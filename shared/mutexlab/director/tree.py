@@ -35,6 +35,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
@@ -277,13 +278,16 @@ def kill_trees(roots: list[int], rounds: int = 50) -> None:
     root), round after round until none is left, then the roots and their groups."""
     if not roots:
         return
+    empty = 0  # rounds in a row that found nothing: one alone may fall inside a daemon's double fork
     for _ in range(rounds):
         below = descendants(roots)
-        if not below:
+        empty = 0 if below else empty + 1
+        if empty == 2:
             break
         for pid in below:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
+        time.sleep(0.005)  # the killed exit and their orphans come to the root before it goes
     for root in roots:
         with contextlib.suppress(OSError):
             os.killpg(root, signal.SIGKILL)
