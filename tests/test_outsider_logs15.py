@@ -17,6 +17,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from conftest import missing
 from outsider_edits import said
 
 OUTLOGS = Path(__file__).resolve().parent / "outlogs"
@@ -74,7 +75,7 @@ def test_a_layout_verify_does_not_read_is_named_with_a_command_that_converts_it(
         command = CONVERT.search(error)
         assert command is not None, said(done)
         if command.group(1).startswith(("jq", "sed")) and shutil.which("jq") is None:
-            pytest.skip("jq is not installed: the command the error gives cannot be run here")
+            missing("jq is not installed: the command the error gives cannot be run here")
         out = tmp_path / f"{name}{variant}.log"
         with open(out, "wb") as handle:
             subprocess.run(["bash", "-c", command.group(1)], stdout=handle, check=True, cwd=tmp_path)
