@@ -47,13 +47,13 @@ def explain(path: str | Path, error: str) -> str | None:
         return None
     at = _AT.match(error)
     number = int(at.group(1)) if at else 0
-    head = _head(path)
-    named = "FILE" if shown.startswith("/proc/self/fd/") else shlex.quote(shown)
     twice = _twice(path, error, number)
     if twice:
         return error + twice
-    if not 0 < number <= NEAR_START or not head:
+    head = _head(path) if 0 < number <= NEAR_START else []
+    if not head:
         return None
+    named = "FILE" if shown.startswith("/proc/self/fd/") else shlex.quote(shown)
     for reader in (_pretty_json, _csv, _logfmt, _cased):
         said = reader(head, named)
         if said:
