@@ -526,6 +526,31 @@ def test_with_transient_delivery_a_message_is_acknowledged_to_its_sender_only_be
     assert carried(sent[2]) == {"node-2": 2}, "behind the batch holding both receipts"
 
 
+def test_a_finished_process_sends_no_heartbeat_that_repeats_its_last_status(node2):
+    """A finished process's heartbeat that would repeat its last status (but for ``t``) is not
+    sent: the monitor judges a stall by the trace, and a finished member's 1-s statuses were a
+    delivery each while the others worked. One whose status changed since (an input handled: its
+    events count) still goes, and an unfinished process heartbeats as ever."""
+    assert node2.setup.protocols[node2.pid].finished  # it requests nothing
+    node2._status()  # the start's status, on its own
+    node2._status(beat=True)
+    node2._last_status -= 5.0
+    node2._status(beat=True)
+    assert routes(node2.bus.calls) == ["status.node-2"], "a repeat of the last status: not sent"
+    assert time.monotonic() - node2._last_status < 1.0, "the next heartbeat is a heartbeat away"
+    node2._handle(request(61, 1, ts=5))  # a late request: its reply and events, no state change
+    node2._publish_step(flush=True)
+    node2._status(beat=True)
+    assert routes(node2.bus.calls).count("status.node-2") == 2, "its events changed the status"
+    node2._status(beat=True)
+    assert routes(node2.bus.calls).count("status.node-2") == 2
+    told = node2.trace.told
+    assert told is not None and told["events"] == node2.audit.recorded
+    assert not node2.trace.quiet({**told, "finished": False}), "an unfinished process beats"
+    assert not node2.trace.quiet({**told, "timers": 1}), "nor one with a timer pending"
+    assert node2.trace.quiet({**told, "t": told["t"] + 9})
+
+
 def test_a_batch_goes_at_once_when_its_process_finishes_and_so_does_every_one_after():
     """The monitor hears at once that a process finished, and what a finished process does after
     (a reply to a peer still working) goes at once too: a run's end is not held up by the bound."""

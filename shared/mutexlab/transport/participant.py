@@ -101,12 +101,10 @@ class Participant:
         self.inbox = LinkInbox()
         self.link_seq: Counter[int] = Counter()
         self.audit = AuditSink()
-        # The step being handled (see the module doc): its protocol messages in effect order, its
-        # deliveries to ack in delivery order, and whether it changed the state.
+        # The step being handled (module doc): its messages in effect order, deliveries to ack, state changed?
         self.outbox: list[tuple[str, int, str, dict, dict]] = []  # (to, seq, id, vc, msg)
         self.outkeys: dict[str, None] = {}  # their routing keys <TYPE>.<dest>, in order, once each
         self.handled: list[Delivery] = []
-        # the trace events of the steps since the last batch to the monitor (tracing.py)
         self.trace = TraceBuffer(self.audit, 0.0 if settings.directed else settings.trace_flush)
         self.changed, self.lines = False, StateLines()  # lines: the step's state changes, logged at its end
         self.timers: list[tuple[float, int, str]] = []
@@ -198,8 +196,7 @@ class Participant:
             self.links = Retransmission(self.settings.run_id, self.name)
         admitted = (self.instance, self.name, self.pid, len(self.roster), self.settings.run_id)
         log.info("%s: admitted as %s (pid %d) of %d in run %s (%s)", *admitted, self.setup.algorithm)
-        # The monitor declared this process's queue before the welcome (a reconnect declares it again,
-        # ``_declare``); the join queue, auto-delete, goes with its consumer.
+        # Its queue declared by the monitor before the welcome (and on reconnects: _declare); the join queue goes.
         self.bus.cancel(self.join_queue)
         self.phase = "work"
 
@@ -232,7 +229,7 @@ class Participant:
             if self.links is not None:
                 self.links.tick(self.bus, self.trace.traced, time.monotonic())
             if time.monotonic() - self._last_status >= self.settings.heartbeat:
-                self._status()
+                self._status(beat=True)
             if (
                 time.monotonic() - self._monitor_checked >= self._monitor_check_every
                 and not self._monitor_present()
@@ -365,8 +362,7 @@ class Participant:
             if self.links is not None:
                 self.links.acks.again(sender)
             log.info("%s: dropped duplicates from %s (seq %s)", self.name, sender, copies)
-        # Acked once, in delivery order, behind the effects of all its messages (and of its
-        # held-back ones: _publish_step); with the reasons when the protocol refused any of them.
+        # Acked once, in order, behind all its messages' effects (held-back ones too); with any refusals' reasons.
         if refused:
             self._dead_letter(delivery, "; ".join(refused), ack=False)
         self.handled.append(delivery)
@@ -459,13 +455,17 @@ class Participant:
         self._timer_seq += 1
         heapq.heappush(self.timers, (time.monotonic() + seconds, self._timer_seq, action))
 
-    def _status(self, final: bool = False) -> None:
+    def _status(self, final: bool = False, beat: bool = False) -> None:
         """A status (the start, the heartbeat, a dead letter, the end) after the step so far (never ahead
-        of the trace): in the batch if one goes now, else (and the final one) alone (``status.<name>``)."""
+        of the trace): in the batch if one goes now, else (and the final one) alone (``status.<name>``);
+        no heartbeat (``beat``) that would repeat a finished process's last status (``quiet``)."""
+        if beat and self.trace.quiet(self._status_body()):
+            self._last_status = time.monotonic()
+            return
         self._last_status = float("-inf")  # owed: a batch going now carries it (``_flush_trace``)
         self._publish_step(flush=True)
         if final or self._last_status == float("-inf"):
-            self.bus.send(f"status.{self.name}", self._status_body(final))
+            self.bus.send(f"status.{self.name}", self.trace.tell(self._status_body(final)))
             self._last_status = time.monotonic()
 
     def _status_body(self, final: bool = False) -> dict:

@@ -45,6 +45,27 @@ class TraceBuffer:
         self.deliveries = 0  # deliveries handled since the last batch (their acks may wait for it)
         self.traced: dict[str, int] = {}
         self.finished = False  # a batch told the monitor this process finished
+        self.told: dict | None = None  # the last status sent (in a batch or alone)
+
+    def tell(self, status: dict) -> dict:
+        """``status``, remembered as the last one sent."""
+        self.told = status
+        return status
+
+    def quiet(self, status: dict) -> bool:
+        """Whether a heartbeat of ``status`` would tell the monitor nothing: the process finished,
+        no timer pending, and the status is the last one sent but for its time (``t``). A finished
+        process's status changes only with an input (a late message, a copy dropped, a reconnect)
+        or a hosted program's hint, and the monitor judges a stall by the trace, not by statuses
+        (feed.py): its 1-s heartbeats while the others work were a delivery each to the monitor."""
+        told = self.told
+        return (
+            told is not None
+            and bool(status.get("finished"))
+            and not status.get("timers")
+            and not self.sink.events
+            and {**status, "t": None} == {**told, "t": None}
+        )
 
     def waiting(self) -> bool:
         """Events wait for the next batch: a delivery handled now has its ack wait for it too."""
@@ -83,7 +104,7 @@ class TraceBuffer:
         per sender, every one of them recorded in it or before."""
         batch: dict[str, Any] = {"events": self.sink.take()}
         if status is not None:
-            batch["status"] = status
+            batch["status"] = self.tell(status)
         self.since, self.deliveries = None, 0
         self.traced = dict(handled)
         if not batch["events"] and status is None:
