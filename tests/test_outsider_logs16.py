@@ -115,6 +115,8 @@ def test_go_per_host_files_with_map_clocks_given_as_a_directory(cli, tmp_path):
         assert done.returncode == 2 and done.stdout == "", said(done)
         assert f"{OUTSIDERS / name}: a directory, not a log: verify reads one log of a run" in done.stderr
         assert f"cat {OUTSIDERS / name}/*-Log.txt > run.log" in done.stderr, said(done)
+        drawn = cli("report", OUTSIDERS / name, "-o", tmp_path / "page.html")
+        assert drawn.returncode == 2 and drawn.stderr == done.stderr, said(drawn)
     logs = {}
     for name in ("o16_gomap_ring", "o16_gomap_ring_early"):
         logs[name] = run_said(f"cat {OUTSIDERS / name}/*-Log.txt", tmp_path, tmp_path / f"{name}.log")

@@ -64,6 +64,8 @@ def detect(path: str | Path) -> str:
             if event is None and not text.startswith(("{", '"')) and not opens_array(text):
                 return "shiviz"
     except OSError as exc:
+        if os.path.isdir(path):
+            not_a_log(path)  # a directory: named with how to make one log of its files
         raise TraceError(f"cannot read {path}: {exc.strerror or exc}") from None
     if not isinstance(event, dict):
         return "mutexlab"
