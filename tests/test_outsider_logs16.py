@@ -223,3 +223,44 @@ def test_a_rotated_logs_newest_file_is_refused_naming_its_older_files_in_order(c
     assert "cs (capacity 1) held by n0 (1 unit, line 3), n1 (1 unit, line 6) at once" in done.stdout, said(
         done
     )
+
+
+def jq_coloured(line: str) -> str:
+    """A JSON line as ``jq -C -c .`` colours it: each key, each value, each brace in its colour."""
+    line = re.sub(r'("[^"]*")(:)', "\x1b[34;1m\\1\x1b[0m\x1b[1;39m\\2\x1b[0m", line)
+    line = re.sub(r'(:\x1b\[0m) ?("[^"]*")', "\\1\x1b[0;32m\\2\x1b[0m", line)
+    return f"\x1b[1;39m{line[0]}\x1b[0m{line[1:-1]}\x1b[1;39m{line[-1]}\x1b[0m"
+
+
+def test_json_lines_coloured_as_jq_shows_them_are_judged_as_the_plain_lines(cli, tmp_path):
+    """Before: `not a record of GoVector's regex … (nor a JSON event …)`: the colour codes made
+    every line no JSON."""
+    for name, code in (("o16_structlog_lock", 0), ("o16_structlog_lock_eager", 1)):
+        events = [line for line in (OUTSIDERS / f"{name}.log").read_text().splitlines() if line[:1] == "{"]
+        plain_log, coloured = tmp_path / f"{name}.jsonl", tmp_path / f"{name}-c.jsonl"
+        plain_log.write_text("\n".join(events) + "\n")
+        coloured.write_text("\n".join(map(jq_coloured, events)) + "\n")
+        assert '\x1b[34;1m"event"\x1b[0m\x1b[1;39m:\x1b[0m\x1b[0;32m"request"\x1b[0m' in coloured.read_text()
+        want = cli("verify", plain_log)
+        done = cli("verify", coloured)
+        assert done.returncode == want.returncode == code and "JSON Lines log:" in done.stdout, said(done)
+        assert done.stdout == want.stdout, said(done)
+
+
+def test_a_warning_before_the_json_events_is_named_with_the_grep_that_keeps_them(cli, tmp_path):
+    """Before: `not a record of GoVector's regex … (nor a JSON event …)` at line 1: the log was
+    taken for a ShiViz log, the JSON events after the warning unmentioned."""
+    log = tmp_path / "warned.log"
+    warning = (
+        "/usr/lib/python3/site-packages/structlog/_output.py:21: DeprecationWarning: file= is deprecated"
+    )
+    lines = (OUTSIDERS / "o16_structlog_lock.log").read_text().splitlines()
+    log.write_text("\n".join([warning, *lines]) + "\n")
+    done = cli("verify", log)
+    assert done.returncode == 2 and done.stdout == "", said(done)
+    assert f"{log}:1: text ({warning[:40]!r}) before the JSON events that start at line 2" in done.stderr
+    command = re.search(r"(grep .*?) > LOG", done.stderr)
+    assert command is not None, said(done)
+    kept = run_said(command.group(1), tmp_path, tmp_path / "kept.log")
+    done = cli("verify", kept)
+    assert done.returncode == 0 and "events: enter 6, exit 6, recv 18, request 6, send 18" in done.stdout

@@ -28,6 +28,7 @@ from ..limits import unique_keys, whole_number
 from ..trace import TraceError, bounded_lines
 from .clockfree import read_clockfree
 from .clocks import ClockForgotten, consistent
+from .clocktext import plain
 from .exclusive import InexactStream
 from .layouts import explain
 from .merge import Stalled, merged
@@ -52,7 +53,7 @@ def detect(path: str | Path) -> str:
             if first is None:
                 return "mutexlab"
             try:
-                text = first.decode("utf-8").strip()
+                text = plain(first.decode("utf-8")).strip()  # `jq -C`'s colours: JSON still
             except UnicodeDecodeError:
                 return "mutexlab"
             if is_regex_line(text):

@@ -14,6 +14,7 @@ reads at most ``HEAD_LINES`` lines of at most ``limits.MAX_LINE`` bytes, ``HEAD_
   ``record.extra``): ``jq`` writes it in GoVector's layout, or lifts the fields;
 * a prefix naming the container on every line (``docker compose logs``: ``lock-1  | …``;
   ``kubectl logs --prefix``: ``[pod/…/…] …``): ``--no-log-prefix``, or ``sed`` removes it;
+* text, then JSON events (a warning ``2>&1`` wrote first): ``grep '^{'`` keeps the events;
 * a line that repeats another exactly where the reader refused a second sending or a clock that
   does not rise: the same event written twice (two appenders on one file).
 """
@@ -59,7 +60,7 @@ def explain(path: str | Path, error: str) -> str | None:
     if not head:
         return None
     named = "FILE" if shown.startswith("/proc/self/fd/") else shlex.quote(shown)
-    for reader in (_pretty_json, _csv, _logfmt, _cased, _loguru, _prefixed):
+    for reader in (_pretty_json, _csv, _logfmt, _cased, _loguru, _prefixed, _text_first):
         said = reader(head, named)
         if said:
             return f"{shown}:{said}"
@@ -251,6 +252,36 @@ def _prefixed(head: list[str], named: str) -> str | None:
         f"writes them, or remove the prefix: sed -E 's/\\x1b\\[[0-9;]*m//g; s/^[^|]*\\| ?//' {named} > LOG, "
         "and verify LOG"
     )
+
+
+def _text_first(head: list[str], named: str) -> str | None:
+    """A few lines of text, then JSON events: another output (a warning, a banner) that ``2>&1``
+    wrote into a JSON Lines log before its first event."""
+    shown = [(n, plain(text)) for n, text in enumerate(head[:20], 1) if text.strip()]
+    events = [n for n, text in shown if text.lstrip().startswith("{") and _event(text)]
+    if (
+        not events
+        or events[0] == shown[0][0]
+        or any(_event(text) is not None for n, text in shown if n < events[0])
+    ):
+        return None
+    first = shown[0][1].strip()
+    return (
+        f"1: text ({first[:40]!r}) before the JSON events that start at line {events[0]}: another output "
+        "written into the log (stderr by 2>&1: a warning)? write it elsewhere, or keep the events only, "
+        f"grep '^{{' {named} > LOG"
+    )
+
+
+def _event(text: str) -> bool | None:
+    """True: a JSON object with an "event" (a JSON Lines event); None: a line that is no JSON."""
+    if more_members(text, MAX_LINE_MEMBERS):
+        return False
+    try:
+        entry = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return isinstance(entry, dict) and "event" in entry
 
 
 _FIELDS = {"event", "pid", "resource", "units", "type", "to", "from", "id", "vc", "msg", "copy"}
