@@ -258,7 +258,7 @@ def _text_first(head: list[str], named: str) -> str | None:
     """A few lines of text, then JSON events: another output (a warning, a banner) that ``2>&1``
     wrote into a JSON Lines log before its first event."""
     shown = [(n, plain(text)) for n, text in enumerate(head[:20], 1) if text.strip()]
-    events = [n for n, text in shown if text.lstrip().startswith("{") and _event(text)]
+    events = [n for n, text in shown if text.startswith("{") and _event(text)]  # an array's are indented
     if (
         not events
         or events[0] == shown[0][0]
@@ -266,6 +266,8 @@ def _text_first(head: list[str], named: str) -> str | None:
     ):
         return None
     first = shown[0][1].strip()
+    if first.startswith(("[", "{")):  # JSON over several lines: its reader's error says what it is
+        return None
     return (
         f"1: text ({first[:40]!r}) before the JSON events that start at line {events[0]}: another output "
         "written into the log (stderr by 2>&1: a warning)? write it elsewhere, or keep the events only, "
