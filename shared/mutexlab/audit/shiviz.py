@@ -92,9 +92,10 @@ def record_lines(js: str) -> int:
     return 1 + len(re.findall(r"(?<!\\)(?:\\\\)*\\n", js)) + js.count("\n")
 
 
-def _text_lines(handle: IO[bytes], source: str) -> Iterator[tuple[int, str]]:
-    for number, raw in enumerate(bounded_lines(handle, source, "a line"), 1):
-        yield number, plain_line(decode_line(raw, source, number).rstrip("\r\n"), source, number)
+def _text_lines(handle: IO[bytes], source: str, first: int = 1) -> Iterator[tuple[int, str]]:
+    for number, raw in enumerate(bounded_lines(handle, source, "a line"), first):
+        text = decode_line(raw, source, number).rstrip("\r\n")
+        yield number, plain_line(text, source, number) if "\x1b" in text else text  # colour codes
 
 
 def _fields(text: str) -> dict:
@@ -284,10 +285,7 @@ class Layout:
 
     def records_at(self, handle: IO[bytes], number: int) -> Iterator[dict]:
         """The events of the records from line ``number`` on, ``handle`` at that line's start."""
-        lines = (
-            (n, plain_line(decode_line(raw, self.source, n).rstrip("\r\n"), self.source, n))
-            for n, raw in enumerate(bounded_lines(handle, self.source, "a line"), number)
-        )
+        lines = _text_lines(handle, self.source, number)
         pending: list[tuple[int, str]] = []
         return self.events(_chain(pending, lines), pending)
 
