@@ -199,7 +199,12 @@ def test_a_missing_file_and_a_directory_are_refused(tmp_path, capsys):
     assert err.count("\n") == 1 and "cannot read" in err and "nope.jsonl" in err and "No such file" in err
     assert main(["verify", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and str(tmp_path) in err and "Is a directory" in err
+    assert (
+        err.count("\n") == 1
+        and str(tmp_path) in err
+        and "a directory, not a log" in err
+        and "put its processes' files together" in err
+    )
 
 
 def test_report_names_the_file_when_an_event_cannot_be_drawn(capsys):

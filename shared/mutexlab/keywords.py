@@ -149,6 +149,12 @@ def run_together(line: str, first: bool = False) -> str:
             f": another event starts at column {other.start() + 2} (writers sharing one output, a line "
             "written in pieces: write each line with one call, or under a lock)"
         )
+    if not first and not line.lstrip().startswith(("{", "[")):  # after JSON events: another stream's
+        return (
+            f": text among the JSON events ({line.strip()[:40]!r}): another output written into the log "
+            "(stderr by 2>&1: a warning, a traceback)? write it elsewhere, or keep the events only, "
+            "grep '^{' FILE > LOG (after a traceback a process may have stopped: its log ends there)"
+        )
     return ""
 
 

@@ -35,6 +35,7 @@ from ..trace import (
     names_problem,
     twice,
 )
+from .clocktext import plain
 from .shiviz import run_header
 
 _MESSAGE_KINDS = ("send", "recv")
@@ -169,7 +170,7 @@ def read_clockfree(
         if cut is not None and started and cut_off(raw):
             cut.append(cut_sentence(number))
             break
-        line = decode_line(raw, source, number)
+        line = plain(decode_line(raw, source, number))  # colour codes (`jq -C`) are no JSON
         if not line.strip():
             continue
         try:

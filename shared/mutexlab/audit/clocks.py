@@ -31,6 +31,8 @@ log's receives) and the claims waiting for a record further on.
 
 from __future__ import annotations
 
+import os
+import shlex
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator
@@ -52,6 +54,18 @@ def consistent(events: Iterable[dict], source: str, ids: bool = True, prune: boo
             clocks.feed(event)
         yield event
     clocks.finish()
+
+
+def _rotated(source: str) -> str:
+    """How to put a rotated log together, oldest first: its older files named when they are there
+    (``LOG.1``, ``LOG.2``, …, as logging's RotatingFileHandler and logrotate name them)."""
+    numbered = source.rpartition(".")
+    base, first = (numbered[0], int(numbered[2]) + 1) if numbered[2].isdigit() else (source, 1)
+    older = [f"{base}.{k}" for k in range(first, first + 99) if os.path.isfile(f"{base}.{k}")]
+    if not older or source.startswith("/proc/self/fd/"):
+        return "cat app.log.2 app.log.1 app.log > run.log"
+    named = [shlex.quote(name) for name in [*reversed(older), source]]
+    return f"cat {' '.join(named)} > run.log"
 
 
 class _Clocks:
@@ -91,6 +105,9 @@ class _Clocks:
                 + (
                     "; a Lamport clock is no vector clock: write clock-free JSON Lines instead)"
                     if lamport
+                    else f"; the log holds none of its first {own - 1} events: it starts mid-run, as a "
+                    f"rotated log's newest file does? put its older files first, oldest first: {_rotated(self.source)})"
+                    if before == 0
                     else "; is a record missing, or out of its order? `sort` orders lines that share a "
                     "time stamp by the text after it: merge per-host files with `sort -m`)"
                     if how == "skips events"

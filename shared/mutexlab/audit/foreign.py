@@ -28,6 +28,7 @@ from ..limits import unique_keys, whole_number
 from ..trace import TraceError, bounded_lines
 from .clockfree import read_clockfree
 from .clocks import ClockForgotten, consistent
+from .clocktext import plain
 from .exclusive import InexactStream
 from .layouts import explain
 from .merge import Stalled, merged
@@ -52,7 +53,7 @@ def detect(path: str | Path) -> str:
             if first is None:
                 return "mutexlab"
             try:
-                text = first.decode("utf-8").strip()
+                text = plain(first.decode("utf-8")).strip()  # `jq -C`'s colours: JSON still
             except UnicodeDecodeError:
                 return "mutexlab"
             if is_regex_line(text):
@@ -64,6 +65,8 @@ def detect(path: str | Path) -> str:
             if event is None and not text.startswith(("{", '"')) and not opens_array(text):
                 return "shiviz"
     except OSError as exc:
+        if os.path.isdir(path):
+            not_a_log(path)  # a directory: named with how to make one log of its files
         raise TraceError(f"cannot read {path}: {exc.strerror or exc}") from None
     if not isinstance(event, dict):
         return "mutexlab"
@@ -87,13 +90,21 @@ def not_a_log(path: str | Path) -> None:
     compressed (gzip, bzip2, xz, zstd, zip: the command that unpacks it), an HTML page (mutexlab's
     own report named as such: verify the trace it was drawn from), or other binary bytes (a NUL
     in text that is not UTF-16, whose reader says how to convert it). Otherwise None, the readers
-    naming whatever else is wrong."""
+    naming whatever else is wrong. A directory (GoVector's per-host files, a process's file each)
+    is named so, with how to put its files together into one log."""
+    named = "FILE" if str(path).startswith("/proc/self/fd/") else shlex.quote(str(path))  # a pipe's copy
+    if os.path.isdir(path):
+        raise TraceError(
+            f"{path}: a directory, not a log: verify reads one log of a run; put its processes' files "
+            f"together first, each file's lines kept in order (GoVector's per-host files: cat {named}/*-Log.txt "
+            f"> run.log; a rotated log's, oldest first: cat app.log.2 app.log.1 app.log; lines stamped with "
+            f"times: sort -m {named}/*.log, never plain sort), and verify run.log"
+        )
     try:
         with open(path, "rb") as handle:
             head = handle.read(4096)
     except OSError:
         return  # the reader names it
-    named = "FILE" if str(path).startswith("/proc/self/fd/") else shlex.quote(str(path))  # a pipe's copy
     for magic, kind, unpack in _PACKED:
         if head.startswith(magic):
             raise TraceError(

@@ -10,6 +10,11 @@ reads at most ``HEAD_LINES`` lines of at most ``limits.MAX_LINE`` bytes, ``HEAD_
 * logfmt (``key=value`` pairs): a Python line that writes each as a JSON object;
 * fields in another case (``journalctl -o json``: EVENT, PID; Serilog's CLEF: Event, Pid): ``jq``
   lowers them;
+* loguru's ``serialize=True`` JSON (the record under ``record``, the program's fields under
+  ``record.extra``): ``jq`` writes it in GoVector's layout, or lifts the fields;
+* a prefix naming the container on every line (``docker compose logs``: ``lock-1  | …``;
+  ``kubectl logs --prefix``: ``[pod/…/…] …``): ``--no-log-prefix``, or ``sed`` removes it;
+* text, then JSON events (a warning ``2>&1`` wrote first): ``grep '^{'`` keeps the events;
 * a line that repeats another exactly where the reader refused a second sending or a clock that
   does not rise: the same event written twice (two appenders on one file).
 """
@@ -23,6 +28,7 @@ import shlex
 from pathlib import Path
 
 from ..limits import MAX_LINE, MAX_LINE_MEMBERS, lines, more_members
+from .clocktext import plain
 
 HEAD_LINES = 2_000
 HEAD_BYTES = 1 << 20
@@ -54,7 +60,7 @@ def explain(path: str | Path, error: str) -> str | None:
     if not head:
         return None
     named = "FILE" if shown.startswith("/proc/self/fd/") else shlex.quote(shown)
-    for reader in (_pretty_json, _csv, _logfmt, _cased):
+    for reader in (_pretty_json, _csv, _logfmt, _cased, _loguru, _prefixed, _text_first):
         said = reader(head, named)
         if said:
             return f"{shown}:{said}"
@@ -186,6 +192,98 @@ def _cased(head: list[str], named: str) -> str | None:
         f"1: {what} ({', '.join(cased[:6])}): verify reads mutexlab's event shape, its fields lower case "
         f"(event, pid, resource, …); jq -c 'with_entries(.key |= ascii_downcase)' {named} > LOG.jsonl"
     )
+
+
+def _loguru(head: list[str], named: str) -> str | None:
+    """loguru's ``serialize=True`` sink: ``{"text": …, "record": {"message": …, "extra": {…}}}``,
+    the program's own fields (``logger.bind``) under ``record.extra``."""
+    first = next((text for text in head if text.strip()), "")
+    if more_members(first, MAX_LINE_MEMBERS):
+        return None
+    try:
+        entry = json.loads(first)
+    except (ValueError, RecursionError):
+        return None
+    record = entry.get("record") if isinstance(entry, dict) else None
+    if not isinstance(record, dict) or "text" not in entry or not isinstance(record.get("extra"), dict):
+        return None
+    extra = record["extra"]
+    said = (
+        "1: loguru's serialize=True JSON (each record under 'record', the fields the program bound "
+        f"under 'record.extra': {', '.join(list(extra)[:6]) or 'none'}), not a layout verify reads"
+    )
+    if {"event", "pid"} <= extra.keys():  # mutexlab's event shape, one level down
+        return f"{said}; its fields lifted are JSON Lines: jq -c '.record.extra' {named} > LOG.jsonl"
+    host = next((key for key in extra if key.lower() in _HOSTS), None)
+    clock = next((key for key in extra if key.lower() in _CLOCKS), None)
+    if host is None or clock is None:
+        return (
+            f"{said}: bind each process's name and its vector clock (logger.bind(node=…, vc=…)), "
+            "or the event's fields as JSON Lines reads them (event, pid, resource, …)"
+        )
+    shown = f"(.extra.{clock} | tojson)" if isinstance(extra[clock], dict) else f"(.extra.{clock})"
+    return (
+        f"{said}; in GoVector's layout (HOST CLOCK, then the message): jq -r '.record | "
+        f'"\\(.extra.{host}) \\{shown}\\n\\(.message)"\' {named} > LOG, and verify LOG'
+    )
+
+
+# compose names a container SERVICE-N (v1: PROJECT_SERVICE_N), its bar in one column on every line
+_PREFIX = re.compile(r"(?:[A-Za-z][\w.@-]*[-_]\d+\s*\| ?|\[pod/[^\]\s]+\] )\S")
+
+
+def _prefixed(head: list[str], named: str) -> str | None:
+    """Every line behind a container's name: ``docker compose logs`` (``lock-1  | …``, the name
+    coloured on a terminal), ``kubectl logs --prefix`` (``[pod/lock-5d/lock] …``)."""
+    shown = [plain(text) for text in head[:20] if text.strip()]
+    if not shown or not all(_PREFIX.match(text) for text in shown):
+        return None
+    if not shown[0].startswith("[pod/") and len({text.index("|") for text in shown}) > 1:
+        return None
+    if shown[0].startswith("[pod/"):
+        return (
+            f"1: each line behind its pod's name ({shown[0].split(']')[0]}], kubectl logs --prefix): "
+            "verify reads the program's own lines; leave out --prefix, or remove it: "
+            f"sed -E 's/^\\[pod\\/[^]]*\\] //' {named} > LOG, and verify LOG"
+        )
+    return (
+        f"1: each line behind its container's name ({shown[0].split('|')[0].strip()} |, docker compose "
+        "logs): verify reads the program's own lines; docker compose logs --no-log-prefix --no-color "
+        f"writes them, or remove the prefix: sed -E 's/\\x1b\\[[0-9;]*m//g; s/^[^|]*\\| ?//' {named} > LOG, "
+        "and verify LOG"
+    )
+
+
+def _text_first(head: list[str], named: str) -> str | None:
+    """A few lines of text, then JSON events: another output (a warning, a banner) that ``2>&1``
+    wrote into a JSON Lines log before its first event."""
+    shown = [(n, plain(text)) for n, text in enumerate(head[:20], 1) if text.strip()]
+    events = [n for n, text in shown if text.startswith("{") and _event(text)]  # an array's are indented
+    if (
+        not events
+        or events[0] == shown[0][0]
+        or any(_event(text) is not None for n, text in shown if n < events[0])
+    ):
+        return None
+    first = shown[0][1].strip()
+    if first.startswith(("[", "{")):  # JSON over several lines: its reader's error says what it is
+        return None
+    return (
+        f"1: text ({first[:40]!r}) before the JSON events that start at line {events[0]}: another output "
+        "written into the log (stderr by 2>&1: a warning)? write it elsewhere, or keep the events only, "
+        f"grep '^{{' {named} > LOG"
+    )
+
+
+def _event(text: str) -> bool | None:
+    """True: a JSON object with an "event" (a JSON Lines event); None: a line that is no JSON."""
+    if more_members(text, MAX_LINE_MEMBERS):
+        return False
+    try:
+        entry = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return isinstance(entry, dict) and "event" in entry
 
 
 _FIELDS = {"event", "pid", "resource", "units", "type", "to", "from", "id", "vc", "msg", "copy"}

@@ -43,6 +43,7 @@ from ..limits import (
 )
 from ..trace import TraceError, bounded_lines, check_event, decode_line
 from .clocks import consistent
+from .clocktext import DEFAULT_REGEX, GO_MAP_LINE, GO_MAP_REGEX, LINEAR, plain_line, read_clock
 from .logregex import LogRegex, compile_log_regex, quoted
 
 # A clock written as RFC 5424 structured data, `[vc@32473 a="3" b="1"]` or its params alone.
@@ -51,7 +52,6 @@ SD_CLOCK = (
     "a clock is a JSON object of host names to counts: write it so in the message "
     '({"a":3,"b":1} enter cs) and match it with the clock group of --regex'
 )
-DEFAULT_REGEX = r"(?<host>\S*) (?<clock>{.*})\n(?<event>.*)"
 GROUPS = ("host", "clock", "event")
 HEADER_PREFIX = "#mutexlab-run="
 AUDIT_KINDS = ("request", "enter", "exit")
@@ -70,7 +70,7 @@ def python_regex(js: str, what: str = "the log's regex") -> LogRegex:
     py = re.sub(r"\\k<(\w+)>", r"(?P=\1)", py)
     try:
         label = "--regex" if what.endswith("--regex") else "the log's regex"
-        pattern = compile_log_regex(py, re.MULTILINE, trusted=js == DEFAULT_REGEX, shown=js, label=label)
+        pattern = compile_log_regex(py, re.MULTILINE, trusted=js in LINEAR, shown=js, label=label)
     except ValueError as exc:
         raise TraceError(f"{what} {quoted(js)} is not a regular expression Python reads: {exc}") from None
     missing = [g for g in GROUPS if g not in pattern.groupindex]
@@ -92,9 +92,10 @@ def record_lines(js: str) -> int:
     return 1 + len(re.findall(r"(?<!\\)(?:\\\\)*\\n", js)) + js.count("\n")
 
 
-def _text_lines(handle: IO[bytes], source: str) -> Iterator[tuple[int, str]]:
-    for number, raw in enumerate(bounded_lines(handle, source, "a line"), 1):
-        yield number, decode_line(raw, source, number).rstrip("\r\n")
+def _text_lines(handle: IO[bytes], source: str, first: int = 1) -> Iterator[tuple[int, str]]:
+    for number, raw in enumerate(bounded_lines(handle, source, "a line"), first):
+        text = decode_line(raw, source, number).rstrip("\r\n")
+        yield number, plain_line(text, source, number) if "\x1b" in text else text  # colour codes
 
 
 def _fields(text: str) -> dict:
@@ -184,7 +185,8 @@ def _records(
             delimiter = _delimiter(second[1], f"{source}:{second[0]}")
     elif first is not None:
         pending.append(first)
-    js = js or DEFAULT_REGEX
+    go = first is not None and GO_MAP_LINE.fullmatch(first[1]) is not None  # Go's %v of a map
+    js = js or (GO_MAP_REGEX if go else DEFAULT_REGEX)
     named = (
         "--regex"
         if regex is not None
@@ -204,7 +206,7 @@ def _records(
         if regex is not None
         else f"the log's regex {js}"
         if given
-        else f"GoVector's regex {js} (nor a JSON event; records of another layout need --regex)"
+        else f"GoVector's regex{' with a Go map clock' * go} {js} (nor a JSON event; records of another layout need --regex)"
         + (one_document(first[1]) if first is not None else "")
     )
     shape = Layout(source, pattern, span, what, delimiter)
@@ -283,10 +285,7 @@ class Layout:
 
     def records_at(self, handle: IO[bytes], number: int) -> Iterator[dict]:
         """The events of the records from line ``number`` on, ``handle`` at that line's start."""
-        lines = (
-            (n, decode_line(raw, self.source, n).rstrip("\r\n"))
-            for n, raw in enumerate(bounded_lines(handle, self.source, "a line"), number)
-        )
+        lines = _text_lines(handle, self.source, number)
         pending: list[tuple[int, str]] = []
         return self.events(_chain(pending, lines), pending)
 
@@ -378,7 +377,7 @@ def _record(
             "(limits.MAX_CLOCK_ENTRIES): refused before it is read"
         )
     try:
-        clock = json.loads(clock_text, object_pairs_hook=unique_keys)
+        clock = read_clock(clock_text)
     except RecursionError as exc:  # JSON, nested too deep
         raise TraceError(f"{line_of('clock')}: the clock is JSON past a limit ({refused(exc)})") from None
     except ValueError as exc:
