@@ -156,6 +156,27 @@ def test_huge_clocks_and_colour_codes_are_refused_or_read_in_bounded_time(cli, t
     assert plain("\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\ \x1b[1;32menter\x1b[0m cs") == "link enter cs"
 
 
+def test_a_string_code_with_no_end_is_refused_not_taken_with_the_text_behind_it(cli, tmp_path):
+    """Before: SAFE, exit 0 — an OSC with no BEL or ST after it (``\\x1b]2;n1 enter cs``, a title
+    cut off) was removed with the rest of its line, so n1's request, enter and exit were `other`
+    events and its overlap with n0 unseen. A false SAFE: a string left open hides what follows."""
+    lines = ["n0 {'n0': 1}", "request cs", "n0 {'n0': 2}", "enter cs", "n1 {'n1': 1}", "request cs"]
+    lines += ["n1 {'n1': 2}", "enter cs", "n0 {'n0': 3}", "exit cs", "n1 {'n1': 3}", "exit cs"]
+    plain_log, open_log = tmp_path / "plain.log", tmp_path / "open.log"
+    plain_log.write_text("\n".join(lines) + "\n")
+    open_log.write_text(
+        "".join(f"\x1b]2;n1 {t}\n" if i in (5, 7, 11) else f"{t}\n" for i, t in enumerate(lines))
+    )
+    done = cli("verify", plain_log)
+    assert done.returncode == 1 and "held by n0 (1 unit, line 3), n1 (1 unit, line 7) at once" in done.stdout
+    done = cli("verify", open_log)
+    assert done.returncode == 2 and done.stdout == "", said(done)
+    assert f"{open_log}:6: an escape byte that starts no terminal code" in done.stderr, said(done)
+    for opened in ("\x1b]0;title enter cs", "\x1bPq#0 enter cs", "\x1b_x enter cs", "\x1b^x", "\x1bXx"):
+        assert plain(opened).startswith("\x1b"), opened
+    assert plain("\x1b]0;title\x07enter \x1b]0;t\x1b\\cs\x1bM") == "enter cs"
+
+
 def test_structlog_json_with_a_threads_traceback_among_it_is_refused_saying_what_it_is(cli, tmp_path):
     """Before: `not JSON (Expecting value: line 1 column 1 (char 0))` and nothing more."""
     kept = {}

@@ -19,8 +19,10 @@ from typing import Any
 from ..limits import unique_keys
 from ..trace import TraceError
 
-# CSI (colours, cursor), OSC (a title, a link: ended by BEL or ESC \), and two-byte escapes.
-_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
+# CSI (colours, cursor), OSC (a title, a link: ended by BEL or ESC \), and two-byte escapes but
+# those that open a string (DCS P, SOS X, OSC ], PM ^, APC _). A string with no end on its line is
+# no code: a terminal hides what follows it, so its escape byte is left (and refused).
+_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-OQ-WYZ\\]")
 _PY_NAME = r"'(?:[^'\\\n])*'|\"(?:[^\"\\\n])*\""
 _PY_PAIR = re.compile(rf"\s*({_PY_NAME})\s*:\s*(\d+)\s*(,|(?=\}}$))")
 _GO_MAP = re.compile(r"map\[(.*)\]")
