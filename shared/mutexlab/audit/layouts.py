@@ -109,12 +109,19 @@ def _pretty_json(head: list[str], named: str) -> str | None:
 
 
 def _is_object(text: str) -> bool:
-    if more_members(text, MAX_LINE_MEMBERS):  # not parsed: what it would hold is refused
-        return False
+    return _object(text) is not None
+
+
+def _object(text: str) -> dict | None:
+    """The JSON object ``text`` holds; None when it is no JSON object, or holds more members than a
+    line may (not parsed: what it would hold is refused)."""
+    if more_members(text, MAX_LINE_MEMBERS):
+        return None
     try:
-        return isinstance(json.loads(text), dict)
+        entry = json.loads(text)
     except (ValueError, RecursionError):
-        return False
+        return None
+    return entry if isinstance(entry, dict) else None
 
 
 def _csv(head: list[str], named: str) -> str | None:
@@ -169,14 +176,8 @@ def _logfmt(head: list[str], named: str) -> str | None:
 def _cased(head: list[str], named: str) -> str | None:
     """A JSON line whose event's fields are there in another case: ``journalctl -o json`` (the
     fields a program sent are upper case: EVENT, PID), Serilog's CLEF (PascalCase: Event, Pid)."""
-    first = next((text for text in head if text.strip()), "")
-    if more_members(first, MAX_LINE_MEMBERS):
-        return None
-    try:
-        entry = json.loads(first)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(entry, dict) or {"event", "pid"} <= entry.keys():
+    entry = _object(next((text for text in head if text.strip()), ""))
+    if entry is None or {"event", "pid"} <= entry.keys():
         return None
     cased = [key for key in entry if key.lower() in _FIELDS and key != key.lower()]
     if not any(key.lower() in ("event", "pid") for key in cased):
@@ -197,14 +198,8 @@ def _cased(head: list[str], named: str) -> str | None:
 def _loguru(head: list[str], named: str) -> str | None:
     """loguru's ``serialize=True`` sink: ``{"text": …, "record": {"message": …, "extra": {…}}}``,
     the program's own fields (``logger.bind``) under ``record.extra``."""
-    first = next((text for text in head if text.strip()), "")
-    if more_members(first, MAX_LINE_MEMBERS):
-        return None
-    try:
-        entry = json.loads(first)
-    except (ValueError, RecursionError):
-        return None
-    record = entry.get("record") if isinstance(entry, dict) else None
+    entry = _object(next((text for text in head if text.strip()), "")) or {}
+    record = entry.get("record")
     if not isinstance(record, dict) or "text" not in entry or not isinstance(record.get("extra"), dict):
         return None
     extra = record["extra"]
