@@ -113,6 +113,7 @@ extern __thread const char *ml_collective;
  * ml_wake with the lock held and a message of the library's own (a JSON body) to a world rank. */
 void ml_rma_arrive(const char *line, int from);
 void ml_rma_settle(void); /* at the end of a step (under L) */
+int ml_rma_pause(void);   /* mpi.c: before an operation on the rank's own window, a pause (lock not held) */
 void ml_wake_held(void *key);
 void ml_block_astir(void *key, const char *call); /* a wait as a poll: the rank not claimed hung (under L) */
 void ml_put_held(int dest, const char *body);

@@ -412,6 +412,8 @@ static int wake_a_sleeper(void) {
 /* Whether this sleep is a pause (and it has paused): the program printed since this thread's
  * last pause and its adapter says the rank holds a resource. Asked of the adapter on the input
  * only mid-step (MPI_Init done, a counted thread runs), when the director thread is not reading it. */
+static int pause_asked(const char *ask, size_t n);
+
 static int paused(void) {
     if (self < 0 || !initialized) return 0;
     lock_L();
@@ -421,14 +423,29 @@ static int paused(void) {
         return 0;
     }
     pause_lines = lines_out;
+    static const char ask[] = "{\"type\":\"log\",\"pausable\":true}\n";
+    return pause_asked(ask, sizeof ask - 1);
+}
+
+/* rma.c: an operation on the rank's own window is a pause (a step of its own), printed or not and
+ * inside a resource or not, so another rank's operation on that window may come first, as it may
+ * under any MPI (the adapter always says pause); at most PAUSES in a row with nothing new. */
+int ml_rma_pause(void) {
+    if (self < 0 || !initialized) return 0;
+    lock_L();
+    drain();
+    static const char ask[] = "{\"type\":\"log\",\"pausable\":\"rma\"}\n";
+    return pause_asked(ask, sizeof ask - 1);
+}
+
+static int pause_asked(const char *ask, size_t n) { /* under L, which it lets go of */
     pauses_in_row = gen == pause_gen ? pauses_in_row + 1 : 0;
     char answer[64];
-    static const char ask[] = "{\"type\":\"log\",\"pausable\":true}\n";
     if (pauses_in_row >= PAUSES) {
         unlock_L();
         return 0;
     }
-    put(ask, sizeof ask - 1);
+    put(ask, n);
     if (!fgets(answer, sizeof answer, in)) _exit(0); /* the director is gone */
     if (!strstr(answer, "\"pause\"")) {
         unlock_L();

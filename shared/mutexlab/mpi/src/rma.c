@@ -123,6 +123,12 @@ static int can_grant(window *w, int excl) { return w->holder < 0 && (!excl || w-
 static void let_held_go(window *w, int all);
 
 static void ask_lock(window *w, int from, int excl) {
+    if (w->qn == 0 && can_grant(w, excl) && from == w->me) { /* its own, at once: nothing new */
+        if (excl) w->holder = from;
+        else w->shared++;
+        w->mode[from] = excl ? M_EXCL : M_SHARED;
+        return;
+    }
     if (w->qn == 0 && can_grant(w, excl)) {
         granted(w, from, excl);
         return;
@@ -509,6 +515,7 @@ static void operate(int kind, const void *origin, int origin_count, MPI_Datatype
         data = calloc(1, (size_t)bytes + 1);
         sent = kind == K_GACC ? bytes : 0;
     }
+    if (rank == w->me) ml_rma_pause(); /* another rank's operation on this window may come first */
     ml_lock();
     check_rank(w, rank, call);
     if (w->mode[rank] == M_NONE && !w->fenced) {
@@ -528,7 +535,10 @@ static void operate(int kind, const void *origin, int origin_count, MPI_Datatype
         }
         if (fetch) ml_unpack(result, old, bytes, result_type);
         free(old);
-        if (!read_only) settle(w);
+        if (!read_only) {
+            settle(w);
+            ml_wake_held(w); /* its window changed: something new, for its own polls too */
+        }
     } else {
         long id = 0;
         if (fetch) {
