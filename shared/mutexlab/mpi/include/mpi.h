@@ -61,6 +61,8 @@ typedef struct {
 #define MPI_ERR_IN_STATUS 17
 #define MPI_ERR_PENDING 18
 #define MPI_ERR_REQUEST 19
+#define MPI_ERR_TOPOLOGY 10
+#define MPI_ERR_DIMS 11
 #define MPI_ERR_WIN 45
 #define MPI_ERR_LOCKTYPE 47
 #define MPI_ERR_RMA_SYNC 50
@@ -87,6 +89,9 @@ typedef struct {
 #define MPI_MAX_LIBRARY_VERSION_STRING 256
 #define MPI_INFO_NULL 0
 #define MPI_COMM_TYPE_SHARED 1
+#define MPI_GRAPH 1 /* MPI_Topo_test's answers */
+#define MPI_CART 2
+#define MPI_DIST_GRAPH 3
 #define MPI_THREAD_SINGLE 0
 #define MPI_THREAD_FUNNELED 1
 #define MPI_THREAD_SERIALIZED 2
@@ -309,6 +314,17 @@ int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype da
                      MPI_Aint target_disp, MPI_Op op, MPI_Win win);
 int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
                          MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win);
+/* Cartesian topologies (topo.c): a copy of the communicator (reorder is not done), its ranks laid
+ * out row-major on the grid. */
+int MPI_Dims_create(int nnodes, int ndims, int dims[]);
+int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
+                    MPI_Comm *comm_cart);
+int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]);
+int MPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank);
+int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest);
+int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]);
+int MPI_Cartdim_get(MPI_Comm comm, int *ndims);
+int MPI_Topo_test(MPI_Comm comm, int *status);
 /* Declared so that a program using them builds; calling one stops the run, naming it. */
 int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype);
 int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype);

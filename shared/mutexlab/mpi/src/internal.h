@@ -120,6 +120,9 @@ void ml_put_held(int dest, const char *body);
 /* collectives.c: acc = acc op in for a predefined or made operation (0: op does not apply to type) */
 int ml_combine(void *acc, void *in, int n, MPI_Datatype type, MPI_Op op);
 
+/* topo.c: a communicator's Cartesian topology forgotten (MPI_Comm_free) */
+void ml_topo_forget(MPI_Comm comm);
+
 /* loc.c: MPI_MAXLOC and MPI_MINLOC on MPI_2INT and MPI_DOUBLE_INT (0: not these); their maps. */
 int ml_combine_loc(void *acc, const void *in, int n, MPI_Datatype type, MPI_Op op);
 void ml_loc_types(long size[2], long extent[2], long align[2], long data[2]);
