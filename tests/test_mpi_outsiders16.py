@@ -132,10 +132,14 @@ def programs(tmp_path_factory) -> Builds:
     return Builds(PROGRAMS, out, cache, written, strict=True)
 
 
-def found_and_replayed(cli, program: str, args: list[str], flags: list[str], tmp_path, findings: tuple) -> str:
+def found_and_replayed(
+    cli, program: str, args: list[str], flags: list[str], tmp_path, findings: tuple
+) -> str:
     ce = tmp_path / "found.json"
     ran = cli("test", *flags, "--counterexample", str(ce), "--mpi", program, *args)
-    assert ran.returncode == 1 and any(f"FINDING [{f}]" in ran.stdout for f in findings), ran.stdout + ran.stderr
+    assert ran.returncode == 1 and any(f"FINDING [{f}]" in ran.stdout for f in findings), (
+        ran.stdout + ran.stderr
+    )
     again = cli("replay", str(ce), "--mpi", program, *args)
     assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, again.stdout
     return ran.stdout
