@@ -257,6 +257,20 @@ def test_an_rma_call_mutexlab_lacks_is_named_at_build(programs, tmp_path):
     assert made.returncode == 2 and "MPI_Win_post is not part of mutexlab's MPI" in made.stderr, made.stderr
 
 
+@pytest.mark.parametrize("how", ("include", "library"))
+def test_a_boost_mpi_program_is_refused_naming_boost(programs, tmp_path, how):
+    # before: g++'s "boost/mpi.hpp: No such file or directory" (exit 1), or, with libboost-mpi-dev
+    # installed, a build against Open MPI's ABI
+    source = tmp_path / "ring.cpp"
+    source.write_text(
+        ("#include <boost/mpi.hpp>\n" if how == "include" else "#include <mpi.h>\n")
+        + "int main(int argc, char **argv) { MPI_Init(&argc, &argv); MPI_Finalize(); return 0; }\n"
+    )
+    extra = ["-lboost_mpi"] if how == "library" else []
+    made = mpicc(programs.cache, "-o", str(tmp_path / "ring"), str(source), *extra, command="mpicxx")
+    assert made.returncode == 2 and "Boost.MPI is not part of mutexlab's MPI" in made.stderr, made.stderr
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("mpi", ("openmpi", "mpich"))
 @pytest.mark.parametrize(
