@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from .beside import beside
 from .clock import LamportClock
 from .messages import Codec
 from .protocol import HandlerError, Protocol, ProtocolError, raised_at, taking_text
@@ -242,7 +243,8 @@ def class_state(setup: Setup) -> dict[str, tuple[Any, Any]]:
                     _keep(found, cls, name, value, f"{cls.__qualname__}.{name}")
             module = sys.modules.get(cls.__module__)
             if module is not None:
-                _module_state(found, module, getattr(module, "__file__", cls.__module__), owned)
+                for mine in (module, *beside(module)):  # its file, and the modules beside it it imports
+                    _module_state(found, mine, getattr(mine, "__file__", mine.__name__), owned)
     return found
 
 
