@@ -40,28 +40,37 @@ def beside(module: ModuleType) -> list[ModuleType]:
     if not isinstance(file, str):
         return []
     root = os.path.dirname(os.path.abspath(file))
-    seen, todo, found = {module.__name__}, [module], []
+    seen, todo, found = {id(module)}, [module], []
     while todo:
         for value in list(vars(todo.pop()).values()):
-            held = value if isinstance(value, ModuleType) else sys.modules.get(_module_of(value))
-            if held is None or held.__name__ in seen or not own_module(held, root):
+            held = value if isinstance(value, ModuleType) else defining_module(value)
+            if held is None or id(held) in seen or not own_module(held, root):
                 continue
-            seen.add(held.__name__)
+            seen.add(id(held))
             found.append(held)
             todo.append(held)
     return found
 
 
-def _module_of(value: object) -> str:
-    """The name of the module that defines ``value`` (a function, a class; an object: its class's)."""
-    name = getattr(value, "__module__", None) if isinstance(value, type) or callable(value) else None
+def defining_module(value: object) -> ModuleType | None:
+    """The module that defines ``value`` (a function, a class; an object: its class): by its
+    ``__module__``, among the modules of that name each file loaded beside it (two files' own
+    ``common``) the one that holds it."""
+    if not (isinstance(value, type) or callable(value)):
+        value = type(value)
+    name = getattr(value, "__module__", None)
     if not isinstance(name, str):
-        name = getattr(type(value), "__module__", None)
-    return name if isinstance(name, str) else ""
+        return None
+    top = getattr(value, "__qualname__", "").split(".")[0]
+    held = [sys.modules.get(name), *(mods[name] for mods in _BESIDE.values() if name in mods)]
+    for candidate in held:
+        if candidate is not None and getattr(candidate, top, None) is value:
+            return candidate
+    return held[0]
 
 
-# The modules each loaded file imported from beside it: name → the directory they came from.
-_BESIDE: dict[str, str] = {}
+# The modules each loaded file imported from beside it: its folder → {name: module}.
+_BESIDE: dict[str, dict[str, ModuleType]] = {}
 
 
 @contextmanager
@@ -69,7 +78,12 @@ def importing_beside(folder: str) -> Iterator[None]:
     """The modules beside a file import as in a script: its ``folder`` first on the path while it
     loads, and another file's modules of the same names (``common.py`` beside each of two files
     ``compare`` runs) out of the way, so each file gets its own (the first loaded keeps the name)."""
-    hidden = {n: sys.modules.pop(n) for n, d in list(_BESIDE.items()) if d != folder and n in sys.modules}
+    hidden = {
+        name: sys.modules.pop(name)
+        for other, mods in _BESIDE.items()
+        for name, mod in mods.items()
+        if other != folder and sys.modules.get(name) is mod
+    }
     before = set(sys.modules)
     sys.path.insert(0, folder)
     try:
@@ -80,5 +94,5 @@ def importing_beside(folder: str) -> Iterator[None]:
             sys.path.append(folder)
         for new in set(sys.modules) - before:
             if own_module(sys.modules[new], folder):
-                _BESIDE.setdefault(new, folder)
+                _BESIDE.setdefault(folder, {}).setdefault(new, sys.modules[new])
         sys.modules.update(hidden)

@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .beside import beside
+from .beside import beside, defining_module
 from .clock import LamportClock
 from .messages import Codec
 from .protocol import HandlerError, Protocol, ProtocolError, raised_at, taking_text
@@ -241,7 +241,7 @@ def class_state(setup: Setup) -> dict[str, tuple[Any, Any]]:
                     continue  # (the table mutexlab compiles into the class)
                 if name not in getattr(proto, "__dict__", {}):
                     _keep(found, cls, name, value, f"{cls.__qualname__}.{name}")
-            module = sys.modules.get(cls.__module__)
+            module = defining_module(cls)  # (two files' own modules of one name: the one holding it)
             if module is not None:
                 for mine in (module, *beside(module)):  # its file, and the modules beside it it imports
                     _module_state(found, mine, getattr(mine, "__file__", mine.__name__), owned)

@@ -28,7 +28,10 @@ class SplitNode(MyBaseNode):
         exit="OK the deferred → RELEASED",
         rows={
             RELEASED: {"ASK": on("OK", "_on_ask"), "OK": ignore("late", "_late")},
-            WANTED: {"ASK": on("theirs first: OK; else defer", "_on_ask"), "OK": on("count", "_on_ok", to=[HELD])},
+            WANTED: {
+                "ASK": on("theirs first: OK; else defer", "_on_ask"),
+                "OK": on("count", "_on_ok", to=[HELD]),
+            },
             HELD: {"ASK": on("defer", "_on_ask"), "OK": ignore("beyond what I needed", "_late")},
         },
     )
