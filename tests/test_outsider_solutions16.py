@@ -2,7 +2,9 @@
 caught with its witness, and the defects session 16 found in a solution split over two files (a
 module beside it, imported by name): ``compare`` gave the second of two such files the first's
 module of the same name (its messages, its constants), and a handler changing a global of such a
-module — every process's at once — went unseen: ``check`` said PASS. Small bounds: seconds each."""
+module — every process's at once — went unseen: ``check`` said PASS; and a TABLE a base class's
+``__init_subclass__`` built after ``super().__init_subclass__()`` had every input refused. Small
+bounds: seconds each."""
 
 from __future__ import annotations
 
@@ -21,6 +23,9 @@ KMUTEX = OUTSIDERS / "o16_kmutex_split.py"
 PARTS = OUTSIDERS / "o16_kmutex_split_parts.py"
 PHIL = OUTSIDERS / "o16_phil_polski.py"
 BEES = OUTSIDERS / "o16_bees_frozen_memory.py"
+ELVES = OUTSIDERS / "o16_elves_registry.py"
+MUTEX = OUTSIDERS / "o16_mutex_dataclass.py"
+ELVES_SMALL = ("--elves", "2", "--pins", "1", "--poison", "4", "--hamsters", "1-2")
 SHARED = str(Path(__file__).resolve().parents[1] / "shared")
 
 
@@ -103,6 +108,80 @@ def test_a_replaced_memory_not_kept_deadlocks_and_is_replayed(cli, tmp_path):
     )
 
 
+def test_elves_with_a_table_gathered_in_init_subclass_pass(cli):
+    """Before: `FAILED: elf-1 cannot take ROUND in state WAITING`, exit 1 — the TABLE its base's
+    ``__init_subclass__`` built after ``super().__init_subclass__()`` was never compiled."""
+    done = cli("simulate", "elves", "-a", ELVES, "--seed", "3")
+    assert done.returncode == 0 and "contracts done: 12 of 12" in done.stdout, said(done)
+    done = cli("check", "elves", "-a", ELVES, *ELVES_SMALL, "--cross-check")
+    assert done.returncode == 0 and "PASS: agrees" in done.stdout, said(done)
+
+
+def test_a_mayor_checking_pins_alone_is_caught_and_replayed(cli, tmp_path):
+    pins = edited(tmp_path, ELVES.name, "o16-elves-registry", "o16", "pinsonly",
+                  ("PINS_ONLY = False", "PINS_ONLY = True"))  # fmt: skip
+    ce = tmp_path / "pins.json"
+    wide = ("--elves", "2", "--pins", "2", "--poison", "2", "--hamsters", "1-2")
+    done = cli("check", "elves", "-a", pins, *wide, "--counterexample", ce)
+    assert done.returncode == 1, said(done)
+    assert "VIOLATION — capacity: poison (capacity 2) held by elf-1×2, elf-2×2" in done.stdout, said(done)
+    assert "replay reproduces it: yes" in done.stdout, said(done)
+    done = cli("replay", ce, "-a", pins)
+    assert done.returncode == 1 and "[capacity] poison (capacity 2) held by elf-1" in done.stdout, said(done)
+    done = cli("simulate", "elves", "-a", pins, "--seed", "3")
+    assert done.returncode == 1 and "[capacity] poison (capacity 10) held by elf-3" in done.stdout, said(done)
+
+
+def test_a_journal_kept_in_the_base_class_body_is_a_finding(cli, tmp_path):
+    journal = edited(tmp_path, ELVES.name, "o16-elves-registry", "o16", "journal",
+                     ("CLASS_JOURNAL = False", "CLASS_JOURNAL = True"))  # fmt: skip
+    done = cli("check", "elves", "-a", journal, *ELVES_SMALL)
+    assert done.returncode == 1, said(done)
+    assert "Townsfolk.journal is an attribute of the class, and a handler changed it" in done.stdout, said(
+        done
+    )
+
+
+def test_a_table_set_after_the_class_was_made_is_compiled_when_the_setup_is_built(tmp_path):
+    """The unit of the fix: a Protocol whose TABLE is set after the class was made (fresh classes:
+    the file under a name of its own) dispatches by it once its setup is built (``missing_parts``)."""
+    from mutexlab.protocols.registry import build_setup, resolve
+
+    fresh = edited(tmp_path, ELVES.name, "o16-elves-registry", "o16", "fresh")
+    module = sys.modules[resolve(str(fresh)).make_setup.__module__]
+    elf = module.Elf
+    assert ("WAITING", "ROUND") not in elf._transitions  # noqa: SLF001 - as the class was made: nothing
+    setup = build_setup(str(fresh), 2, {"contracts": 2, "rounds": 1}, 0)
+    assert type(setup.protocols[1]) is module.Elf
+    assert ("WAITING", "ROUND") in elf._transitions  # noqa: SLF001 - the compiled dispatch itself
+    assert elf._compiled_from is elf.TABLE  # noqa: SLF001
+    assert setup.protocols[1].on_message(module.Round(sender=0, ts=1, round=1))  # a WANT, not a refusal
+
+
+def test_ricart_agrawala_as_a_dataclass_passes_and_a_tie_by_stamp_is_caught(cli, tmp_path):
+    done = cli("simulate", "mutex", "-a", MUTEX, "-N", "3", "--seed", "1")
+    assert done.returncode == 0 and "entries:            9 of 9 requests" in done.stdout, said(done)
+    done = cli("check", "mutex", "-a", MUTEX, "-N", "3", "--requests", "1", "--cross-check")
+    assert done.returncode == 0 and "PASS: agrees" in done.stdout, said(done)
+    tie = edited(
+        tmp_path,
+        MUTEX.name,
+        "o16-mutex-dataclass",
+        "o16",
+        "tie",
+        ("TIE_BY_STAMP = False", "TIE_BY_STAMP = True"),
+    )
+    ce = tmp_path / "tie.json"
+    done = cli("check", "mutex", "-a", tie, "-N", "2", "--requests", "1", "--counterexample", ce)
+    assert (
+        done.returncode == 1
+        and "VIOLATION — capacity: cs (capacity 1) held by node-1×1, node-2×1" in done.stdout
+    )
+    assert "replay reproduces it: yes" in done.stdout, said(done)
+    done = cli("replay", ce, "-a", tie)
+    assert done.returncode == 1 and "[capacity] cs (capacity 1) held by node-" in done.stdout, said(done)
+
+
 def test_compare_takes_each_file_beside_another_solution_of_its_problem(cli):
     done = cli(
         "compare", "--nodes", "3", "--algorithms", f"{OUTSIDERS / 'o15_phil_dispatch_forks.py'},{PHIL}"
@@ -152,8 +231,10 @@ class Explorer:
         ("kmutex", "split", ("-N", "3", "-k", "2", "--requests", "1")),
         ("philosophers", PHIL.name, ("-N", "3", "--meals", "1")),
         ("bees", BEES.name, ("-P", "2", "-T", "2", "-K", "1", "--eggs", "1", "--cocoons", "1")),
+        ("elves", ELVES.name, ELVES_SMALL),
+        ("mutex", MUTEX.name, ("-N", "3", "--requests", "1")),
     ],
-    ids=["kmutex-two-files", "philosophers", "bees"],
+    ids=["kmutex-two-files", "philosophers", "bees", "elves", "mutex"],
 )
 def test_explore_serves_each_and_its_path_replays(cli, tmp_path, problem, name, flags):
     if name == "split":
@@ -270,8 +351,10 @@ def test_a_module_beside_the_file_that_keeps_nothing_is_not_a_finding(tmp_path):
         ("kmutex", "split", ("-N", "3", "-k", "2", "--requests", "1"), "exec"),
         ("philosophers", PHIL.name, ("-N", "3", "--meals", "1"), "fork"),
         ("bees", BEES.name, ("-P", "3", "-T", "2", "-K", "1", "--eggs", "1", "--cocoons", "1"), "fork"),
+        ("elves", ELVES.name, ("--elves", "2", "--contracts", "2", "--rounds", "1"), "exec"),
+        ("mutex", MUTEX.name, ("-N", "3", "--requests", "2"), "fork"),
     ],
-    ids=["kmutex-two-files", "kmutex-two-files-exec", "philosophers", "bees"],
+    ids=["kmutex-two-files", "kmutex-two-files-exec", "philosophers", "bees", "elves-exec", "mutex"],
 )
 def test_each_runs_safe_over_rabbitmq(cli, tmp_path, amqp_url, monkeypatch, problem, name, flags, spawn):
     if spawn == "exec":  # fresh interpreters, each loading the file and the module beside it anew

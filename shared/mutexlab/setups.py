@@ -170,6 +170,8 @@ def missing_parts(setup: Setup) -> str | None:
     without this a solution passed there and failed inside ``simulate`` and ``run``."""
     for pid, proto in setup.protocols.items():
         cls = type(proto)
+        if isinstance(proto, Protocol):  # a TABLE set after the class was made: compiled now
+            cls.compile_table()
         where = f"{cls.__qualname__} ({getattr(sys.modules.get(cls.__module__), '__file__', cls.__module__)})"
         name = setup.names.get(pid, str(pid))
         if not isinstance(getattr(getattr(proto, "clock", None), "time", None), int):
