@@ -341,6 +341,19 @@ def test_a_module_beside_the_file_that_keeps_nothing_is_not_a_finding(tmp_path):
     assert not own_module(pytest, str(Path(pytest.__file__).parent))  # installed: never the user's
 
 
+def test_the_standard_library_is_never_a_module_beside_the_file():
+    """A file whose folder holds the interpreter (a solution in /root, Python in /root/.pyenv):
+    before, ``re`` it imported counted as the user's own, and its cache (``re._cache``), which a
+    handler compiling a pattern fills, would have been called state every process shares."""
+    import re
+
+    from mutexlab.beside import own_module
+
+    above = str(Path(re.__file__).resolve().parents[2])  # …/lib, which holds python3.x/re/
+    assert not own_module(re, above) and not own_module(re, "/")
+    assert not own_module(json, above)
+
+
 # -- over RabbitMQ -------------------------------------------------------------------------------------------
 @pytest.mark.broker
 @pytest.mark.slow

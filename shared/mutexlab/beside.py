@@ -21,15 +21,22 @@ def _under(path: str, root: str) -> bool:
         return False
 
 
+# Where Python's own modules and the installed packages live: never a user's, even when a file's
+# folder holds them (a solution in /root, the interpreter in /root/.pyenv).
+_PYTHON = {os.path.abspath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
+
+
 def own_module(module: ModuleType, root: str) -> bool:
-    """Whether ``module`` is a file of the user's beside the solution's (in ``root`` or below it),
-    neither mutexlab's nor an installed package's."""
+    """Whether ``module`` is a file of the user's beside the solution's (in ``root`` or below it):
+    neither mutexlab's, nor the standard library's, nor an installed package's."""
     file = getattr(module, "__file__", None)
-    if not isinstance(file, str) or module.__name__.split(".")[0] == "mutexlab":
+    top = module.__name__.split(".")[0]
+    if not isinstance(file, str) or top == "mutexlab" or top in sys.stdlib_module_names:
         return False
     path = os.path.abspath(file)
     installed = f"{os.sep}site-packages{os.sep}" in path or f"{os.sep}dist-packages{os.sep}" in path
-    return not installed and _under(path, root)
+    python = any(_under(path, prefix) and not _under(root, prefix) for prefix in _PYTHON)
+    return not installed and not python and _under(path, root)
 
 
 def beside(module: ModuleType) -> list[ModuleType]:
