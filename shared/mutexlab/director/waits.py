@@ -19,6 +19,8 @@ import platform
 import re
 import termios
 
+from .lines import PAST_DONE
+
 # read(2) and its kin, by machine: the calls a thread waiting for input sits in (a read of fd 0;
 # programs that poll — Node.js, Go — wait in epoll and are not seen)
 READS = {"x86_64": {0, 17, 19, 295}, "aarch64": {63, 65, 67, 69}}.get(platform.machine(), set())
@@ -251,6 +253,11 @@ FLUSHES = (
     (re.compile(r"[gm]?awk$|\.awk$"), "awk: fflush() after each done"),
     (re.compile(r"java$|\.java$"), "Java: flush() the PrintWriter or BufferedWriter after each done"),
     (re.compile(r"^go$|\.go$"), "Go: Flush() the bufio.Writer after each done"),
+    (  # `ocaml script.ml` runs the bytecode toplevel: /proc shows ocamlrun
+        re.compile(r"^ocaml(?:run)?[\d.]*$|\.ml$"),
+        "OCaml: flush stdout after each done (print_string and Printf.printf do not; print_endline "
+        "does), or end the format with %!",
+    ),
 )
 
 
@@ -258,19 +265,50 @@ FLUSHES = (
 ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*")
 
 
+def _names(argv: list[str], exe: str) -> list[str]:
+    """What may name the program's language: what it runs (``exe``), then the command's first
+    two words past ``env`` and its assignments (an interpreter and its script)."""
+    words = list(argv)
+    while words and (os.path.basename(words[0]) == "env" or ASSIGNMENT.fullmatch(words[0])):
+        words.pop(0)
+    return [os.path.basename(word) for word in [exe, *words[:2]] if word and os.path.basename(word)]
+
+
 def buffered_for(argv: list[str], buffered: str, exe: str = "") -> str:
     """``buffered`` (the general advice) with the flush of the program's own language, when the
     program runs an interpreter mutexlab knows (``exe``, what it runs: a ``python`` that is Python
     2, a script's ``#!``) or the command names one or a script."""
-    words = list(argv)
-    while words and (os.path.basename(words[0]) == "env" or ASSIGNMENT.fullmatch(words[0])):
-        words.pop(0)
-    for word in [exe, *words[:2]]:
-        name = os.path.basename(word)
+    for name in _names(argv, exe):
         for language, flush in FLUSHES:
-            if name and language.search(name):
+            if language.search(name):
                 return f"{buffered} — {flush}"
     return buffered
+
+
+# What writes after a done line in a language's own way, said beside the general words (no
+# parenthesis inside: shrink._said reads the line after the last one)
+LATE = (
+    (
+        re.compile(r"^(?:node|nodejs)[\d.]*$|\.[mc]?js$"),
+        "Node.js: what a worker thread writes with console.log or process.stdout reaches standard "
+        "output through the main thread, after the main thread's own writes — post a worker's "
+        "lines to the main thread and write them there, before the done",
+    ),
+)
+
+
+def late_words(node: int, last: str, argv: list[str], exe: str = "", past: bool = False) -> str:
+    """The fault of ``node`` writing after its done line answering ``last`` (``past``: in the
+    same write as the done); where the program is one whose threads write late in a way of their
+    own (a Node.js worker), the way."""
+    way = next((way for name in _names(argv, exe) for language, way in LATE if language.search(name)), "")
+    if past:
+        return f"node {node} wrote past {PAST_DONE} {last})" + (f" ({way})" if way else "")
+    return (
+        f"node {node} wrote after {PAST_DONE} {last}), before its next input: every output an input "
+        "causes must be written before that input's done (a line from a timer or another thread is "
+        f"no input's answer{' — ' + way if way else ''})"
+    )
 
 
 def speaker(pid: int, pipe_in: int, pipe_out: int) -> int:

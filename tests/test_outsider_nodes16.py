@@ -1,0 +1,173 @@
+"""``mutexlab test`` on node programs written elsewhere from the docs alone, in languages and
+habits the other outsider tests do not cover (tests/outsiders/, ``o16_*``):
+
+* ``o16_mutex_ra.php`` — Ricart–Agrawala in PHP 8's CLI: a final class, associative arrays,
+  ``fgets(STDIN)``, ``echo json_encode(…)`` (the CLI writes unbuffered); ``BROKEN_INSIDE=1``
+  replies while inside, ``WARN_SEQ=1`` reads a field no input has (a PHP warning);
+* ``o16_phil_homes.ml`` — dining philosophers in OCaml, run as a script by the ``ocaml``
+  toplevel: a JSON reader of its own, a fork's home lending it, the resource hierarchy;
+  ``BROKEN_LEND=1`` lends a fork picked up but not yet eaten with, ``BROKEN_ORDER=1`` drops the
+  hierarchy (a deadlock), ``LAZY_FLUSH=1`` never flushes ``print_string``;
+* ``o16_kmutex_worker.js`` — a k-mutex coordinator in Node.js whose logic runs in a
+  ``worker_threads`` Worker, the main thread doing the I/O; ``BROKEN_PERMITS=1`` grants one permit
+  too many, ``WORKER_LOGS=1`` has the worker ``console.log`` its lines itself.
+
+What they showed of mutexlab, each fixed: a PHP warning on standard output (display_errors, the
+CLI's default without a php.ini) was told "debugging goes to standard error"; an OCaml node that
+does not flush got no word of OCaml; a Node.js worker's lines, which reach standard output after
+the main thread's done, were a late line without the reason, and in the same read as the done
+("wrote past its done line") without any.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from conftest import missing
+from outsider_edits import OUTSIDERS, said
+
+from mutexlab.director.lines import NodeFault, parse
+from mutexlab.director.process import BUFFERED
+from mutexlab.director.shrink import _said
+from mutexlab.director.waits import buffered_for, late_words
+
+
+def tool(name: str) -> str:
+    if shutil.which(name) is None:
+        missing(f"{name} is not installed")
+    return name
+
+
+def passes(cli, problem: str, node: str, *args: str, systematic: tuple[str, ...] = ("-N", "2")) -> None:
+    for strategy in ("random", "pct"):
+        ran = cli("test", problem, "--node", node, *args, "--strategy", strategy, "--runs", "20")
+        assert ran.returncode == 0 and "PASS — no finding" in ran.stdout, said(ran)
+    ran = cli("test", problem, "--node", node, *systematic, "--strategy", "systematic")
+    assert ran.returncode == 0 and "PASS — searched exhaustively" in ran.stdout, said(ran)
+
+
+def found(cli, tmp_path, problem: str, node: str, *args: str, rule: str) -> list[str]:
+    """The finding by every strategy, each shrunk and its counterexample replayed."""
+    scenario, outs = tmp_path / "ce.json", []
+    for strategy in ("random", "pct", "systematic"):
+        ran = cli(
+            "test", problem, "--node", node, *args, "--strategy", strategy, "--seed", "1",
+            "--counterexample", scenario,
+        )  # fmt: skip
+        assert ran.returncode == 1 and f"FINDING [{rule}]" in ran.stdout, said(ran)
+        assert f"found by {strategy}: " in ran.stdout and "shrunk from" in ran.stdout, said(ran)
+        again = cli("replay", scenario, "--node", node)
+        assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, said(again)
+        outs.append(ran.stdout)
+    return outs
+
+
+# --- PHP ----------------------------------------------------------------------------------------
+
+
+def php(*flags: str) -> str:
+    return " ".join([tool("php"), *flags, str(OUTSIDERS / "o16_mutex_ra.php")])
+
+
+def test_a_php_ricart_agrawala_node_passes_and_a_reply_from_inside_is_a_violation(cli, tmp_path):
+    passes(cli, "mutex", php(), "--requests", "2")
+    for out in found(cli, tmp_path, "mutex", f"env BROKEN_INSIDE=1 {php()}", rule="violation"):
+        # node 1 inside answers node 2's request at once, and node 2 enters
+        assert "to 6 steps on 2 nodes" in out and "cs (capacity 1) held by" in out, out
+
+
+def test_a_php_warning_on_standard_output_is_named_with_the_setting_that_prints_it(cli):
+    # php -n: no php.ini, so the CLI's own default, display_errors on standard output (as in a
+    # container's PHP); Debian's php.ini sends the warning to standard error, and the node passes
+    ran = cli("test", "mutex", "--node", f"env WARN_SEQ=1 {php('-n')}", "--runs", "1")
+    assert ran.returncode == 1 and "FINDING [garbage] (step 1)" in ran.stdout, said(ran)
+    # before: "debugging goes to standard error or a {"type":"log"} line"
+    assert "PHP's own warning or error, which display_errors prints on standard output" in ran.stdout, said(
+        ran
+    )
+    assert "php -d display_errors=stderr" in ran.stdout, said(ran)
+    assert 'Warning: Undefined array key "seq" in ' in ran.stdout, said(ran)
+    ran = cli(
+        "test", "mutex", "--node", f"env WARN_SEQ=1 {php('-n', '-d', 'display_errors=stderr')}", "--runs", "2"
+    )
+    assert ran.returncode == 0 and "PASS" in ran.stdout, said(ran)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'Warning: Undefined array key "seq" in /srv/node.php on line 59',
+        b"PHP Notice:  Undefined index: seq in /srv/node.php on line 12",
+        b"Deprecated: Creation of dynamic property Node::$x is deprecated in /srv/node.php on line 3",
+        b"Fatal error: Uncaught JsonException: Syntax error in /srv/node.php:116",
+        b'Parse error: syntax error, unexpected token "}" in /srv/node.php on line 12',
+    ],
+)
+def test_phps_diagnostics_are_told_apart_from_other_text(line):
+    with pytest.raises(NodeFault) as fault:
+        parse(line, 1, frozenset({2}))
+    assert "PHP's own warning or error" in str(fault.value), fault.value
+    with pytest.raises(NodeFault) as fault:  # a word alone is no PHP diagnostic
+        parse(b"Warning: low on pins", 1, frozenset({2}))
+    assert "PHP" not in str(fault.value) and "debugging goes to standard error" in str(fault.value)
+
+
+# --- OCaml --------------------------------------------------------------------------------------
+
+
+def ocaml() -> str:
+    return f"{tool('ocaml')} {OUTSIDERS / 'o16_phil_homes.ml'}"
+
+
+def test_an_ocaml_philosopher_passes_and_a_fork_lent_before_eating_is_a_violation(cli, tmp_path):
+    passes(cli, "philosophers", ocaml(), "-N", "4", "--requests", "2")
+    for out in found(cli, tmp_path, "philosophers", f"env BROKEN_LEND=1 {ocaml()}", rule="violation"):
+        # philosopher 2 picks up fork 2 and lends it to 1 before it eats; 3 lends 2 fork 3: both
+        # eat with fork 2. Random's shrinking keeps a request of 3 whose removal renumbers 3's
+        # message (6 steps by systematic, 7 by the others)
+        assert "steps on 3 nodes" in out and "fork:2 (capacity 1) held by" in out, out
+    ran = cli("test", "philosophers", "--node", f"env BROKEN_ORDER=1 {ocaml()}", "--seed", "1")
+    assert ran.returncode == 1 and "FINDING [deadlock]" in ran.stdout, said(ran)
+    assert "to 4 steps on 2 nodes" in ran.stdout, said(ran)
+
+
+def test_an_ocaml_node_that_does_not_flush_is_told_in_ocamls_words(cli):
+    node = f"env LAZY_FLUSH=1 {ocaml()}"
+    ran = cli("test", "philosophers", "--node", node, "--runs", "1", "--timeout", "2", "--start-timeout", "2")
+    assert ran.returncode == 1 and "FINDING [stalled]" in ran.stdout, said(ran)
+    # before: the general advice alone (C stdio, Python, Perl …), nothing of OCaml
+    assert "— OCaml: flush stdout after each done" in ran.stdout, said(ran)
+    assert "OCaml" in buffered_for(["./phil"], BUFFERED, "/usr/bin/ocamlrun")  # a bytecode program
+    assert "OCaml" in buffered_for(["ocaml", "phil.ml"], BUFFERED)
+    assert buffered_for(["./phil"], BUFFERED, "/srv/phil") == BUFFERED  # native code: nothing known
+
+
+# --- Node.js worker_threads ----------------------------------------------------------------------
+
+
+def worker() -> str:
+    return f"{tool('node')} {OUTSIDERS / 'o16_kmutex_worker.js'}"
+
+
+def test_a_worker_threads_coordinator_passes_and_one_permit_too_many_is_a_violation(cli, tmp_path):
+    passes(cli, "kmutex", worker(), "--requests", "2", systematic=("-N", "2", "-o", "k=1"))
+    for out in found(cli, tmp_path, "kmutex", f"env BROKEN_PERMITS=1 {worker()}", rule="violation"):
+        # three ask; the coordinator grants the third with both permits out
+        assert "to 7 steps on 3 nodes" in out and "cs (capacity 2) held by" in out, out
+
+
+def test_a_workers_own_console_log_is_a_late_line_told_why(cli):
+    ran = cli("test", "kmutex", "--node", f"env WORKER_LOGS=1 {worker()}", "--runs", "5")
+    assert ran.returncode == 1 and "FINDING [protocol]" in ran.stdout, said(ran)
+    # in the done's read ("wrote past") or after it: either way the reason, which before neither said
+    assert "Node.js: what a worker thread writes with console.log or process.stdout" in ran.stdout, said(ran)
+
+
+def test_a_late_line_is_one_fault_whether_it_came_with_the_done_or_after_it():
+    line = ': {"type": "enter", "resource": "cs"}'
+    for argv in (["node", "n.js"], ["./n"]):
+        past = late_words(1, "request", argv, past=True) + line
+        after = late_words(2, "request", argv) + line
+        assert _said(past) == _said(after) == 'late after request: {"type": "enter", "resource": "cs"}'
+    assert "Node.js" not in late_words(1, "request", ["python3", "n.py"])
