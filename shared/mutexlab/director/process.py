@@ -294,7 +294,7 @@ class NodeProcess:
                 f"node {self.node} wrote nothing at all within {self.start_timeout:g} s of its start "
                 f"(no done line for its first {message['type']}): "
                 + protocol_on_stderr(self.err_tail)
-                + why_unheard(program, self.stdin, self.advice(program), self.start_setting),
+                + why_unheard(program, self.stdin, self.advice(program), self.start_setting, self.err_tail),
             )
         if self.buffer:  # the start of a line, never ended
             why = (  # classic Mac OS line ends: the lines are there, their ends are not newlines
@@ -310,7 +310,10 @@ class NodeProcess:
                 shorten(self.buffer),
             )
         said = "(no done line)" if self.fresh else "(lines of its answer, but no done line)"
-        why = why_silent(program, self.stdin, self.advice(program), self.fresh) or ": stalled or unresponsive"
+        why = (
+            why_silent(program, self.stdin, self.advice(program), self.fresh, self.err_tail)
+            or ": stalled or unresponsive"
+        )
         why = f": {self.unseen_wait}" if self.unseen_wait else why  # an MPI rank's words on its wait
         if wrong := protocol_on_stderr(self.err_tail):
             why = ": " + wrong + why.removeprefix(": ")

@@ -19,6 +19,7 @@ import platform
 import re
 import termios
 
+from .ending import last_lines
 from .lines import PAST_DONE
 
 # read(2) and its kin, by machine: the calls a thread waiting for input sits in (a read of fd 0;
@@ -139,10 +140,42 @@ def not_reading(pid: int, pipe: int, setting: str = "") -> str:
     )
 
 
-def why_silent(pid: int, pipe: int, buffered: str, fresh: bool = True) -> str:
+def ended_child(pid: int, err_tail: bytes = b"") -> str:
+    """Words for a node of which no thread runs and a process it started has ended without being
+    waited for (a zombie: a multiprocessing worker that raised, a popen'd helper that failed),
+    "" if none: the node may wait for what that process would have sent. ``err_tail``, standard
+    error's end, which the process shared with the node, most likely says why it ended."""
+    children = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/stat", encoding="utf-8", errors="replace") as stat:
+                if stat.read().rsplit(")", 1)[1].split()[0] == "R":
+                    return ""  # a thread runs: it may yet answer
+            with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as listed:
+                children += [int(child) for child in listed.read().split()]
+    except (OSError, ValueError, IndexError):
+        return ""
+    for child in children:
+        try:
+            with open(f"/proc/{child}/stat", encoding="utf-8", errors="replace") as stat:
+                name, _, rest = stat.read().partition(" (")[2].rpartition(") ")
+            if rest.split()[0] == "Z":
+                said = last_lines(err_tail)
+                return (
+                    f": a process it started ({name}, pid {child}) has ended and it has not waited "
+                    "for that end — if it waits for what that process was to send (a multiprocessing "
+                    "worker's answer, a helper's output), it waits for ever"
+                    + (f"; standard error's last lines: {said}" if said else "")
+                )
+        except (OSError, IndexError):
+            continue
+    return ""
+
+
+def why_silent(pid: int, pipe: int, buffered: str, fresh: bool = True, err_tail: bytes = b"") -> str:
     """Words for a node that wrote no done line in time (``fresh``: nothing of its answer at all):
     by what /proc shows, "" if it shows nothing to go by."""
-    if helper := reading_helper(pid, pipe):
+    if helper := reading_helper(pid, pipe) or ended_child(pid, err_tail):
         return helper
     if deaf := not_reading(pid, pipe):
         return ": " + deaf
@@ -179,9 +212,9 @@ def why_silent(pid: int, pipe: int, buffered: str, fresh: bool = True) -> str:
     return ""
 
 
-def why_unheard(pid: int, pipe: int, buffered: str, setting: str) -> str:
+def why_unheard(pid: int, pipe: int, buffered: str, setting: str, err_tail: bytes = b"") -> str:
     """Words for a node that wrote nothing at all since its start, its first answer overdue."""
-    if helper := reading_helper(pid, pipe):
+    if helper := reading_helper(pid, pipe) or ended_child(pid, err_tail):
         return helper.removeprefix(": ")
     if deaf := not_reading(pid, pipe, setting):
         return deaf
@@ -311,6 +344,11 @@ def late_words(node: int, last: str, argv: list[str], exe: str = "", past: bool 
     )
 
 
+# wait4 and waitid, by machine: where a wrapper (a shell, `go run`, `cargo run`) waits for the
+# child it runs the program in
+WAITS = {"x86_64": {"61", "247"}, "aarch64": {"260", "95"}}.get(platform.machine(), set())
+
+
 def speaker(pid: int, pipe_in: int, pipe_out: int) -> int:
     """The process that speaks for the node ``pid``: ``pid``, or the child it runs the program in
     holding the node's input and output as its own (``go run``'s build, ``cargo run``, a shell that
@@ -321,13 +359,17 @@ def speaker(pid: int, pipe_in: int, pipe_out: int) -> int:
     except OSError:
         return pid
     for _ in range(8):  # a chain of wrappers, bounded
-        children = []
+        children, calls = [], set()
         try:  # a child is listed by the thread that forked it (Go forks from any)
             for task in os.listdir(f"/proc/{pid}/task"):
                 with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as listed:
                     children += [int(child) for child in listed.read().split()]
+                with open(f"/proc/{pid}/task/{task}/syscall", encoding="ascii") as call:
+                    calls.add(call.read().split(" ", 1)[0])
         except (OSError, ValueError):
             return pid
+        if not calls & WAITS:  # no wrapper: it does not wait for a child (multiprocessing's resource
+            return pid  # tracker, inheriting the node's input and output, is no program of it)
         holders = []
         for child in children:
             try:
