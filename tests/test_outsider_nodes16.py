@@ -10,18 +10,29 @@ habits the other outsider tests do not cover (tests/outsiders/, ``o16_*``):
   hierarchy (a deadlock), ``LAZY_FLUSH=1`` never flushes ``print_string``;
 * ``o16_kmutex_worker.js`` — a k-mutex coordinator in Node.js whose logic runs in a
   ``worker_threads`` Worker, the main thread doing the I/O; ``BROKEN_PERMITS=1`` grants one permit
-  too many, ``WORKER_LOGS=1`` has the worker ``console.log`` its lines itself.
+  too many, ``WORKER_LOGS=1`` has the worker ``console.log`` its lines itself;
+* ``o16_naimi_trehel_mp.py`` — Naimi–Tréhel's token mutex in Python, its logic in a
+  ``multiprocessing`` worker (the "spawn" start method) behind a Pipe; ``--forget-next`` hands the
+  token on without clearing ``next`` (two tokens), and a variant whose worker raises ``KeyError``.
 
 What they showed of mutexlab, each fixed: a PHP warning on standard output (display_errors, the
 CLI's default without a php.ini) was told "debugging goes to standard error"; an OCaml node that
 does not flush got no word of OCaml; a Node.js worker's lines, which reach standard output after
 the main thread's done, were a late line without the reason, and in the same read as the done
-("wrote past its done line") without any.
+("wrote past its done line") without any; the multiprocessing node whose worker raised was told
+it waits reading "a process it started (python3, pid …)" whose output is buffered — the process
+named was the node itself, read from multiprocessing's resource tracker, which inherits the
+node's input and output and which the stall took for a wrapper such as ``go run``'s.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 from conftest import missing
@@ -30,7 +41,7 @@ from outsider_edits import OUTSIDERS, said
 from mutexlab.director.lines import NodeFault, parse
 from mutexlab.director.process import BUFFERED
 from mutexlab.director.shrink import _said
-from mutexlab.director.waits import buffered_for, late_words
+from mutexlab.director.waits import buffered_for, late_words, speaker
 
 
 def tool(name: str) -> str:
@@ -171,3 +182,70 @@ def test_a_late_line_is_one_fault_whether_it_came_with_the_done_or_after_it():
         after = late_words(2, "request", argv) + line
         assert _said(past) == _said(after) == 'late after request: {"type": "enter", "resource": "cs"}'
     assert "Node.js" not in late_words(1, "request", ["python3", "n.py"])
+
+
+# --- Python multiprocessing ----------------------------------------------------------------------
+
+
+def naimi(*args: str) -> str:
+    return " ".join([sys.executable, str(OUTSIDERS / "o16_naimi_trehel_mp.py"), *args])
+
+
+def test_a_multiprocessing_naimi_trehel_node_passes_and_a_token_handed_twice_is_found(cli, tmp_path):
+    passes(cli, "mutex", naimi(), "--requests", "2", systematic=("-N", "2", "--requests", "2"))
+    # a token handed on twice: two nodes inside (a violation), or the token back at a node already
+    # inside (it enters again without a request: the program's protocol fault) — by the schedule
+    scenario, node = tmp_path / "ce.json", naimi("--forget-next")
+    for strategy, shrink in (("random", ()), ("pct", ("--no-shrink",)), ("systematic", ())):
+        ran = cli(
+            "test", "mutex", "--node", node, "-R", "2", "--strategy", strategy, "--seed", "1",
+            "--counterexample", scenario, *shrink,
+        )  # fmt: skip  # a worker process per node starts slowly: pct's finding is kept as found
+        assert ran.returncode == 1 and f"found by {strategy}: " in ran.stdout, said(ran)
+        assert (
+            "FINDING [violation]" in ran.stdout
+            and "cs (capacity 1) held by" in ran.stdout
+            or "FINDING [protocol]" in ran.stdout
+            and "entered cs without a request pending" in ran.stdout
+        ), said(ran)
+        again = cli("replay", scenario, "--node", node)
+        assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, said(again)
+
+
+def test_a_worker_process_that_raised_is_named_with_its_error(cli, tmp_path):
+    text = (OUTSIDERS / "o16_naimi_trehel_mp.py").read_text()
+    assert 'origin = body["origin"]' in text
+    program = tmp_path / "keyerror.py"
+    program.write_text(text.replace('origin = body["origin"]', 'origin = body["sender"]'))
+    for node in (f"{sys.executable} {program}", f"bash -c '{sys.executable} {program}; true'"):
+        ran = cli("test", "mutex", "--node", node, "--runs", "1", "--timeout", "2")
+        assert ran.returncode == 1 and "FINDING [stalled]" in ran.stdout, said(ran)
+        # before: "it waits reading from a process it started (python3, pid …) … output sits in
+        # its buffer", the node itself named, read from the resource tracker
+        assert "a process it started (python" in ran.stdout, said(ran)
+        assert "has ended and it has not waited for that end" in ran.stdout, said(ran)
+        assert "KeyError: 'sender'" in ran.stdout and "output sits in its buffer" not in ran.stdout, said(ran)
+
+
+def _children(pid: int) -> list[int]:
+    with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as listed:
+        return [int(child) for child in listed.read().split()]
+
+
+def test_a_child_that_inherits_the_nodes_pipes_is_no_wrapper_unless_it_is_waited_for():
+    script = "import subprocess, time; subprocess.Popen(['sleep', '30']); time.sleep(30)"
+    for argv, wrapped in (([sys.executable, "-c", script], False), (["sh", "-c", "sleep 30; true"], True)):
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True)
+        try:
+            assert proc.stdin is not None and proc.stdout is not None
+            deadline = time.monotonic() + 10
+            while not _children(proc.pid) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(0.3)  # the parent settles in its wait (the shell) or its sleep (Python)
+            found = speaker(proc.pid, proc.stdin.fileno(), proc.stdout.fileno())
+            # a shell waiting for its last command speaks through it; a Python node that started a
+            # helper of its own, inheriting its pipes, still speaks for itself (before: the helper)
+            assert (found != proc.pid) == wrapped, (argv, found, proc.pid)
+        finally:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
