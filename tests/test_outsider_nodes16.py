@@ -249,3 +249,30 @@ def test_a_child_that_inherits_the_nodes_pipes_is_no_wrapper_unless_it_is_waited
         finally:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+
+
+UNFLUSHED = """
+import json, subprocess, sys
+subprocess.Popen(["true"])  # a helper it never waits for: it ends, and stays a zombie
+for line in iter(sys.stdin.readline, ""):
+    kind = json.loads(line)["type"]
+    print(json.dumps({"type": "done", "reinit": True} if kind == "init" else {"type": "done"}), flush=kind == "init")
+"""
+
+
+def test_an_ended_helper_is_not_blamed_when_the_node_waits_for_its_input(cli, tmp_path):
+    program = tmp_path / "unflushed.py"
+    program.write_text(UNFLUSHED)
+    ran = cli(
+        "test",
+        "mutex",
+        "--node",
+        f"env -u PYTHONUNBUFFERED {sys.executable} {program}",
+        "--runs",
+        "1",
+        "--timeout",
+        "2",
+    )
+    assert ran.returncode == 1 and "FINDING [stalled] (step 1)" in ran.stdout, said(ran)
+    assert "it waits for its next input (blocked reading its standard input)" in ran.stdout, said(ran)
+    assert "has ended" not in ran.stdout, said(ran)

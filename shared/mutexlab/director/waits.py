@@ -140,11 +140,14 @@ def not_reading(pid: int, pipe: int, setting: str = "") -> str:
     )
 
 
-def ended_child(pid: int, err_tail: bytes = b"") -> str:
-    """Words for a node of which no thread runs and a process it started has ended without being
-    waited for (a zombie: a multiprocessing worker that raised, a popen'd helper that failed),
-    "" if none: the node may wait for what that process would have sent. ``err_tail``, standard
-    error's end, which the process shared with the node, most likely says why it ended."""
+def ended_child(pid: int, pipe: int, err_tail: bytes = b"") -> str:
+    """Words for a node of which no thread runs nor reads its input (the pipe whose write end is
+    ``pipe``) and a process it started has ended without being waited for (a zombie: a
+    multiprocessing worker that raised, a popen'd helper that failed), "" if none: the node may
+    wait for what that process would have sent. ``err_tail``, standard error's end, which the
+    process shared with the node, most likely says why it ended."""
+    if reading_input(pid, pipe)[0]:  # it waits for its input: the ended process is not the cause
+        return ""
     children = []
     try:
         for task in os.listdir(f"/proc/{pid}/task"):
@@ -175,7 +178,7 @@ def ended_child(pid: int, err_tail: bytes = b"") -> str:
 def why_silent(pid: int, pipe: int, buffered: str, fresh: bool = True, err_tail: bytes = b"") -> str:
     """Words for a node that wrote no done line in time (``fresh``: nothing of its answer at all):
     by what /proc shows, "" if it shows nothing to go by."""
-    if helper := reading_helper(pid, pipe) or ended_child(pid, err_tail):
+    if helper := reading_helper(pid, pipe) or ended_child(pid, pipe, err_tail):
         return helper
     if deaf := not_reading(pid, pipe):
         return ": " + deaf
@@ -214,7 +217,7 @@ def why_silent(pid: int, pipe: int, buffered: str, fresh: bool = True, err_tail:
 
 def why_unheard(pid: int, pipe: int, buffered: str, setting: str, err_tail: bytes = b"") -> str:
     """Words for a node that wrote nothing at all since its start, its first answer overdue."""
-    if helper := reading_helper(pid, pipe) or ended_child(pid, err_tail):
+    if helper := reading_helper(pid, pipe) or ended_child(pid, pipe, err_tail):
         return helper.removeprefix(": ")
     if deaf := not_reading(pid, pipe, setting):
         return deaf
