@@ -17,6 +17,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "shared" / "mutexlab"
 LAYERS = [
     {
         "__init__",
+        "beside",
         "clock",
         "declared",
         "fastclock",

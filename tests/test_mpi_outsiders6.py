@@ -221,17 +221,17 @@ def test_a_collectives_bad_root_is_mpi_err_root(cli, programs):
 @pytest.mark.parametrize(
     ("source", "command"),
     (
-        ("int main(int c, char **v) { MPI_Init(&c, &v); MPI_Win w; (void)w; return 0; }\n", "mpicc"),
-        ("MPI_Win w;\nint main(int c, char **v) { MPI_Init(&c, &v); return 0; }\n", "mpicxx"),
+        ("int main(int c, char **v) { MPI_Init(&c, &v); MPI_File f; (void)f; return 0; }\n", "mpicc"),
+        ("MPI_File f;\nint main(int c, char **v) { MPI_Init(&c, &v); return 0; }\n", "mpicxx"),
     ),
 )
 def test_an_mpi_type_mutexlab_lacks_is_named(programs, tmp_path, source, command):
     # before: gcc's "unknown type name" and g++'s "does not name a type" went unread: exit 1
-    path = tmp_path / ("win.c" if command == "mpicc" else "win.cpp")
+    path = tmp_path / ("file.c" if command == "mpicc" else "file.cpp")
     path.write_text("#include <mpi.h>\n" + source)
-    made = mpicc(programs.cache, "-o", str(tmp_path / "win"), str(path), command=command)
+    made = mpicc(programs.cache, "-o", str(tmp_path / "file"), str(path), command=command)
     assert made.returncode == 2, made.stderr
-    assert "MPI_Win is not part of mutexlab's MPI" in made.stderr, made.stderr
+    assert "MPI_File is not part of mutexlab's MPI" in made.stderr, made.stderr
 
 
 @pytest.mark.parametrize(

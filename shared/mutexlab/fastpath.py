@@ -177,7 +177,8 @@ def bind_table_dispatch(cls: Any, plain: Callable[[Any, Any], Any]) -> None:
     ``on_message`` with that table bound in, when its ``on_message`` is ``plain``
     (``Protocol.on_message``) or one bound for a base class; a handwritten one is kept.
 
-    Invariant: ``cls._transitions`` is set once, at class creation, before this call, so the
+    Invariant: ``cls._transitions`` is set at class creation (or, for a TABLE set after it, when its
+    setup is built: ``Protocol.compile_table``), before this call, so the
     bound lookup finds what ``plain`` (``self._transitions.get``) would. Subclasses recompile
     their table, so a subclass's handler override runs.
     Gain: one attribute lookup and one key tuple less per message: with the plain ``on_message``

@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from .beside import beside, defining_module
 from .clock import LamportClock
 from .messages import Codec
 from .protocol import HandlerError, Protocol, ProtocolError, raised_at, taking_text
@@ -169,6 +170,8 @@ def missing_parts(setup: Setup) -> str | None:
     without this a solution passed there and failed inside ``simulate`` and ``run``."""
     for pid, proto in setup.protocols.items():
         cls = type(proto)
+        if isinstance(proto, Protocol):  # a TABLE set after the class was made: compiled now
+            cls.compile_table()
         where = f"{cls.__qualname__} ({getattr(sys.modules.get(cls.__module__), '__file__', cls.__module__)})"
         name = setup.names.get(pid, str(pid))
         if not isinstance(getattr(getattr(proto, "clock", None), "time", None), int):
@@ -240,9 +243,10 @@ def class_state(setup: Setup) -> dict[str, tuple[Any, Any]]:
                     continue  # (the table mutexlab compiles into the class)
                 if name not in getattr(proto, "__dict__", {}):
                     _keep(found, cls, name, value, f"{cls.__qualname__}.{name}")
-            module = sys.modules.get(cls.__module__)
+            module = defining_module(cls)  # (two files' own modules of one name: the one holding it)
             if module is not None:
-                _module_state(found, module, getattr(module, "__file__", cls.__module__), owned)
+                for mine in (module, *beside(module)):  # its file, and the modules beside it it imports
+                    _module_state(found, mine, getattr(mine, "__file__", mine.__name__), owned)
     return found
 
 

@@ -24,6 +24,24 @@ UNDECLARED = re.compile(
 # g++ on MPI-2's C++ bindings (MPI::Init, MPI::COMM_WORLD), which MPI-3 removed.
 CXX_BINDINGS = re.compile(r"[‘']MPI[’'] (?:has not been declared|is not a (?:namespace|class))")
 FORTRAN = re.compile(r"\.(?:f|for|ftn|fpp|f90|f95|f03|f08)$", re.IGNORECASE)
+# Boost.MPI: a C++ library compiled against another MPI (Debian's libboost-mpi: Open MPI's ABI).
+BOOST_MPI = re.compile(r"^\s*#\s*include\s*[<\"]boost/mpi", re.MULTILINE)
+SOURCES = re.compile(r"\.(?:c|cc|cp|cpp|cxx|c\+\+|C)$")
+
+
+def boost_mpi(args: list[str]) -> str | None:
+    """The argument that makes a Boost.MPI program (its library, or a source including it), if any."""
+    for arg in args:
+        if arg.startswith("-lboost_mpi"):
+            return arg
+        if SOURCES.search(arg) and not arg.startswith("-"):
+            try:
+                with open(arg, encoding="utf-8", errors="replace") as source:
+                    if BOOST_MPI.search(source.read(1_000_000)):
+                        return arg
+            except OSError:
+                continue  # the compiler names a missing source
+    return None
 
 
 def compile_with(compiler: str, args: list[str]) -> int:
@@ -39,6 +57,13 @@ def compile_with(compiler: str, args: list[str]) -> int:
     if fortran:
         return fail(
             f"{fortran[0]} is Fortran: mutexlab's MPI has the C and C++ bindings only (docs/mpi.md#not-mpi)"
+        )
+    boost = boost_mpi(args)
+    if boost:
+        return fail(
+            f"{boost}: Boost.MPI is not part of mutexlab's MPI — its library is compiled against another MPI "
+            "(Debian's libboost-mpi against Open MPI), whose messages mutexlab cannot hold: call MPI's C "
+            "functions (MPI_Send, MPI_Recv …) from C++ (docs/mpi.md#not-mpi)"
         )
     try:
         argv = compile_argv(compiler, args)

@@ -169,6 +169,19 @@ NATIVE_WHY = (
     "to_json, encoding/json) — double quotes, true, false, null; debugging goes to standard error"
 )
 
+# PHP's own warning or error, printed on standard output where display_errors is on: the CLI's
+# default when no php.ini turns it off (php -n, a container's PHP without one), as the program
+# runs on ("\nWarning: Undefined array key "seq" in /srv/node.php on line 59\n")
+PHP_DIAGNOSTIC = re.compile(
+    r"(?:PHP )?(?:Warning|Notice|Deprecated|Strict Standards|(?:Recoverable )?Fatal error|"
+    r"Parse error):\s.*\s(?:on line \d+|in \S+:\d+)$"
+)
+PHP_WHY = (
+    "PHP's own warning or error, which display_errors prints on standard output — the CLI's "
+    "default where no php.ini turns it off, as under php -n or in a container's PHP: mend what "
+    "it says, or send PHP's messages to standard error with php -d display_errors=stderr"
+)
+
 
 def _why_not_json(exc: json.JSONDecodeError) -> str:
     """What a line that starts as a JSON object but is none most likely is: two objects written
@@ -202,6 +215,8 @@ def _why_not_json(exc: json.JSONDecodeError) -> str:
                 "a JSON object that does not end on its line: one object per line — "
                 "pretty-printed JSON, written over several lines, is not"
             )
+    if PHP_DIAGNOSTIC.match(text):
+        return PHP_WHY
     return NATIVE_WHY if NATIVE.search(text) else STDOUT_IS_PROTOCOL
 
 

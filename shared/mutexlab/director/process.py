@@ -31,7 +31,6 @@ from .lines import (
     CRASHED,
     MAX_LINE,
     MAX_OUTPUTS,
-    PAST_DONE,
     START,
     UNASKED,
     NodeFault,
@@ -39,7 +38,7 @@ from .lines import (
     parse,
     shorten,
 )
-from .waits import buffered_for, executable, protocol_on_stderr, speaker, why_silent, why_unheard
+from .waits import buffered_for, executable, late_words, protocol_on_stderr, speaker, why_silent, why_unheard
 
 # Seconds a new process of ``mutexlab test`` (or ``replay --node``) has for its first answer (its
 # first init) when that is more than the timeout: starting a JVM or an interpreter on a busy machine
@@ -151,7 +150,7 @@ class NodeProcess:
                     raise NodeFault(
                         "protocol",
                         self.node,
-                        f"node {self.node} wrote past {PAST_DONE} {message['type']})",
+                        self.wrote_late(message["type"]),
                         shorten(self.buffer.strip()),
                     )
                 self.answered, self.unseen_wait = message["type"], ""
@@ -270,12 +269,9 @@ class NodeProcess:
             CRASHED, self.node, f"node {self.node} {how} after answering {self.answered}, {UNASKED}{promise}"
         )
 
-    def wrote_late(self) -> str:
-        return (
-            f"node {self.node} wrote after {PAST_DONE} {self.last}), before its next "
-            "input: every output an input causes must be written before that input's done (a line "
-            "from a timer or another thread is no input's answer)"
-        )
+    def wrote_late(self, past: str = "") -> str:  # past: in the done's write, answering ``past``
+        exe = executable(tree.program(self.proc.pid))  # with a word of its language (late_words)
+        return late_words(self.node, past or self.last, self.argv, exe, past=bool(past))
 
     def advice(self, program: int) -> str:
         """How to flush, in the language of what ``program`` runs or of the command."""
@@ -298,7 +294,7 @@ class NodeProcess:
                 f"node {self.node} wrote nothing at all within {self.start_timeout:g} s of its start "
                 f"(no done line for its first {message['type']}): "
                 + protocol_on_stderr(self.err_tail)
-                + why_unheard(program, self.stdin, self.advice(program), self.start_setting),
+                + why_unheard(program, self.stdin, self.advice(program), self.start_setting, self.err_tail),
             )
         if self.buffer:  # the start of a line, never ended
             why = (  # classic Mac OS line ends: the lines are there, their ends are not newlines
@@ -314,7 +310,10 @@ class NodeProcess:
                 shorten(self.buffer),
             )
         said = "(no done line)" if self.fresh else "(lines of its answer, but no done line)"
-        why = why_silent(program, self.stdin, self.advice(program), self.fresh) or ": stalled or unresponsive"
+        why = (
+            why_silent(program, self.stdin, self.advice(program), self.fresh, self.err_tail)
+            or ": stalled or unresponsive"
+        )
         why = f": {self.unseen_wait}" if self.unseen_wait else why  # an MPI rank's words on its wait
         if wrong := protocol_on_stderr(self.err_tail):
             why = ": " + wrong + why.removeprefix(": ")

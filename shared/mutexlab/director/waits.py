@@ -19,6 +19,9 @@ import platform
 import re
 import termios
 
+from .ending import last_lines
+from .lines import PAST_DONE
+
 # read(2) and its kin, by machine: the calls a thread waiting for input sits in (a read of fd 0;
 # programs that poll — Node.js, Go — wait in epoll and are not seen)
 READS = {"x86_64": {0, 17, 19, 295}, "aarch64": {63, 65, 67, 69}}.get(platform.machine(), set())
@@ -137,10 +140,45 @@ def not_reading(pid: int, pipe: int, setting: str = "") -> str:
     )
 
 
-def why_silent(pid: int, pipe: int, buffered: str, fresh: bool = True) -> str:
+def ended_child(pid: int, pipe: int, err_tail: bytes = b"") -> str:
+    """Words for a node of which no thread runs nor reads its input (the pipe whose write end is
+    ``pipe``) and a process it started has ended without being waited for (a zombie: a
+    multiprocessing worker that raised, a popen'd helper that failed), "" if none: the node may
+    wait for what that process would have sent. ``err_tail``, standard error's end, which the
+    process shared with the node, most likely says why it ended."""
+    if reading_input(pid, pipe)[0]:  # it waits for its input: the ended process is not the cause
+        return ""
+    children = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/stat", encoding="utf-8", errors="replace") as stat:
+                if stat.read().rsplit(")", 1)[1].split()[0] == "R":
+                    return ""  # a thread runs: it may yet answer
+            with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as listed:
+                children += [int(child) for child in listed.read().split()]
+    except (OSError, ValueError, IndexError):
+        return ""
+    for child in children:
+        try:
+            with open(f"/proc/{child}/stat", encoding="utf-8", errors="replace") as stat:
+                name, _, rest = stat.read().partition(" (")[2].rpartition(") ")
+            if rest.split()[0] == "Z":
+                said = last_lines(err_tail)
+                return (
+                    f": a process it started ({name}, pid {child}) has ended and it has not waited "
+                    "for that end — if it waits for what that process was to send (a multiprocessing "
+                    "worker's answer, a helper's output), it waits for ever"
+                    + (f"; standard error's last lines: {said}" if said else "")
+                )
+        except (OSError, IndexError):
+            continue
+    return ""
+
+
+def why_silent(pid: int, pipe: int, buffered: str, fresh: bool = True, err_tail: bytes = b"") -> str:
     """Words for a node that wrote no done line in time (``fresh``: nothing of its answer at all):
     by what /proc shows, "" if it shows nothing to go by."""
-    if helper := reading_helper(pid, pipe):
+    if helper := reading_helper(pid, pipe) or ended_child(pid, pipe, err_tail):
         return helper
     if deaf := not_reading(pid, pipe):
         return ": " + deaf
@@ -177,9 +215,9 @@ def why_silent(pid: int, pipe: int, buffered: str, fresh: bool = True) -> str:
     return ""
 
 
-def why_unheard(pid: int, pipe: int, buffered: str, setting: str) -> str:
+def why_unheard(pid: int, pipe: int, buffered: str, setting: str, err_tail: bytes = b"") -> str:
     """Words for a node that wrote nothing at all since its start, its first answer overdue."""
-    if helper := reading_helper(pid, pipe):
+    if helper := reading_helper(pid, pipe) or ended_child(pid, pipe, err_tail):
         return helper.removeprefix(": ")
     if deaf := not_reading(pid, pipe, setting):
         return deaf
@@ -251,6 +289,11 @@ FLUSHES = (
     (re.compile(r"[gm]?awk$|\.awk$"), "awk: fflush() after each done"),
     (re.compile(r"java$|\.java$"), "Java: flush() the PrintWriter or BufferedWriter after each done"),
     (re.compile(r"^go$|\.go$"), "Go: Flush() the bufio.Writer after each done"),
+    (  # `ocaml script.ml` runs the bytecode toplevel: /proc shows ocamlrun
+        re.compile(r"^ocaml(?:run)?[\d.]*$|\.ml$"),
+        "OCaml: flush stdout after each done (print_string and Printf.printf do not; print_endline "
+        "does), or end the format with %!",
+    ),
 )
 
 
@@ -258,19 +301,55 @@ FLUSHES = (
 ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*")
 
 
+def _names(argv: list[str], exe: str) -> list[str]:
+    """What may name the program's language: what it runs (``exe``), then the command's first
+    two words past ``env`` and its assignments (an interpreter and its script)."""
+    words = list(argv)
+    while words and (os.path.basename(words[0]) == "env" or ASSIGNMENT.fullmatch(words[0])):
+        words.pop(0)
+    return [os.path.basename(word) for word in [exe, *words[:2]] if word and os.path.basename(word)]
+
+
 def buffered_for(argv: list[str], buffered: str, exe: str = "") -> str:
     """``buffered`` (the general advice) with the flush of the program's own language, when the
     program runs an interpreter mutexlab knows (``exe``, what it runs: a ``python`` that is Python
     2, a script's ``#!``) or the command names one or a script."""
-    words = list(argv)
-    while words and (os.path.basename(words[0]) == "env" or ASSIGNMENT.fullmatch(words[0])):
-        words.pop(0)
-    for word in [exe, *words[:2]]:
-        name = os.path.basename(word)
+    for name in _names(argv, exe):
         for language, flush in FLUSHES:
-            if name and language.search(name):
+            if language.search(name):
                 return f"{buffered} — {flush}"
     return buffered
+
+
+# What writes after a done line in a language's own way, said beside the general words (no
+# parenthesis inside: shrink._said reads the line after the last one)
+LATE = (
+    (
+        re.compile(r"^(?:node|nodejs)[\d.]*$|\.[mc]?js$"),
+        "Node.js: what a worker thread writes with console.log or process.stdout reaches standard "
+        "output through the main thread, after the main thread's own writes — post a worker's "
+        "lines to the main thread and write them there, before the done",
+    ),
+)
+
+
+def late_words(node: int, last: str, argv: list[str], exe: str = "", past: bool = False) -> str:
+    """The fault of ``node`` writing after its done line answering ``last`` (``past``: in the
+    same write as the done); where the program is one whose threads write late in a way of their
+    own (a Node.js worker), the way."""
+    way = next((way for name in _names(argv, exe) for language, way in LATE if language.search(name)), "")
+    if past:
+        return f"node {node} wrote past {PAST_DONE} {last})" + (f" ({way})" if way else "")
+    return (
+        f"node {node} wrote after {PAST_DONE} {last}), before its next input: every output an input "
+        "causes must be written before that input's done (a line from a timer or another thread is "
+        f"no input's answer{' — ' + way if way else ''})"
+    )
+
+
+# wait4 and waitid, by machine: where a wrapper (a shell, `go run`, `cargo run`) waits for the
+# child it runs the program in
+WAITS = {"x86_64": {"61", "247"}, "aarch64": {"260", "95"}}.get(platform.machine(), set())
 
 
 def speaker(pid: int, pipe_in: int, pipe_out: int) -> int:
@@ -283,13 +362,17 @@ def speaker(pid: int, pipe_in: int, pipe_out: int) -> int:
     except OSError:
         return pid
     for _ in range(8):  # a chain of wrappers, bounded
-        children = []
+        children, calls = [], set()
         try:  # a child is listed by the thread that forked it (Go forks from any)
             for task in os.listdir(f"/proc/{pid}/task"):
                 with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as listed:
                     children += [int(child) for child in listed.read().split()]
+                with open(f"/proc/{pid}/task/{task}/syscall", encoding="ascii") as call:
+                    calls.add(call.read().split(" ", 1)[0])
         except (OSError, ValueError):
             return pid
+        if not calls & WAITS:  # no wrapper: it does not wait for a child (multiprocessing's resource
+            return pid  # tracker, inheriting the node's input and output, is no program of it)
         holders = []
         for child in children:
             try:

@@ -12,7 +12,8 @@ the next run and starts the program afresh on the next ``init``), and a line the
 part; ``resource``, if it took part, names the resource, else ``--resource``; ``units`` counts
 them). A sleep after a printed line asks (``{"type":"log","pausable":true}``) whether it is a
 pause: while the rank holds a resource the adapter answers ``pause`` and tells the director
-(``{"type":"pause"}``: the director later sends a ``wake``, passed on), else ``go``. A call mutexlab's MPI does not implement (``mpi_error``) is written to the file
+(``{"type":"pause"}``: the director later sends a ``wake``, passed on), else ``go``; an operation on
+the rank's own window (``"pausable":"rma"``) is always a pause. A call mutexlab's MPI does not implement (``mpi_error``) is written to the file
 ``MUTEXLAB_MPI_ERRORS`` names, and the rank ends (exit 70): the run is stopped, not judged.
 """
 
@@ -84,8 +85,8 @@ def main(argv: list[str]) -> int:
                 said = json.loads(answer)
                 if "mpi_error" in said:
                     return report(said["mpi_error"], child)
-                if said.get("pausable") is True:  # a sleep inside: the director may run others first
-                    inside = any(units > 0 for units in held.values())
+                if "pausable" in said:  # a sleep inside, or any RMA on its own window: others may go first
+                    inside = said["pausable"] == "rma" or any(units > 0 for units in held.values())
                     try:
                         child.stdin.write(b'{"type":"pause"}\n' if inside else b'{"type":"go"}\n')
                         child.stdin.flush()

@@ -22,6 +22,7 @@ from types import ModuleType
 from typing import Any
 
 from .. import declared, problems
+from ..beside import importing_beside
 from ..problem import Problem
 from ..protocol import Protocol, raised_at
 from ..reduction import Reductions
@@ -338,10 +339,9 @@ def _load_file(algorithm: str, path: Path) -> ModuleType:
         raise ConfigError(f"algorithm file {given} cannot be loaded")
     module = importlib.util.module_from_spec(loader)
     sys.modules[name] = module  # before running it: its dataclasses and models look it up
-    if str(path.parent) not in sys.path:  # the modules beside it import as in a script
-        sys.path.append(str(path.parent))
     try:
-        loader.loader.exec_module(module)
+        with importing_beside(str(path.parent)):  # the modules beside it import as in a script
+            loader.loader.exec_module(module)
     except BaseException as exc:
         del sys.modules[name]
         if not isinstance(exc, Exception):

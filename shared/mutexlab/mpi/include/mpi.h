@@ -26,6 +26,7 @@ typedef long MPI_Aint;
 typedef int MPI_Errhandler;
 typedef int MPI_Message;
 typedef int MPI_Info;
+typedef int MPI_Win;
 typedef void MPI_Comm_errhandler_function(MPI_Comm *, int *, ...);
 typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn; /* MPI-2's name */
 typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Datatype *type);
@@ -60,6 +61,12 @@ typedef struct {
 #define MPI_ERR_IN_STATUS 17
 #define MPI_ERR_PENDING 18
 #define MPI_ERR_REQUEST 19
+#define MPI_ERR_TOPOLOGY 10
+#define MPI_ERR_DIMS 11
+#define MPI_ERR_WIN 45
+#define MPI_ERR_LOCKTYPE 47
+#define MPI_ERR_RMA_SYNC 50
+#define MPI_ERR_RMA_RANGE 55
 #define MPI_ERR_LASTCODE 0x3fffffff
 #define MPI_MAX_ERROR_STRING 512
 #define MPI_ERRHANDLER_NULL 0
@@ -82,6 +89,9 @@ typedef struct {
 #define MPI_MAX_LIBRARY_VERSION_STRING 256
 #define MPI_INFO_NULL 0
 #define MPI_COMM_TYPE_SHARED 1
+#define MPI_GRAPH 1 /* MPI_Topo_test's answers */
+#define MPI_CART 2
+#define MPI_DIST_GRAPH 3
 #define MPI_THREAD_SINGLE 0
 #define MPI_THREAD_FUNNELED 1
 #define MPI_THREAD_SERIALIZED 2
@@ -130,7 +140,19 @@ typedef struct {
 #define MPI_MINLOC 10
 #define MPI_LXOR 11
 #define MPI_BXOR 12
+#define MPI_REPLACE 13 /* one-sided accumulates only */
+#define MPI_NO_OP 14
 #define MPI_OP_NULL 0 /* what MPI_Op_free leaves */
+
+/* One-sided communication (rma.c): MPICH's numbers. */
+#define MPI_WIN_NULL 0
+#define MPI_LOCK_EXCLUSIVE 234
+#define MPI_LOCK_SHARED 235
+#define MPI_MODE_NOCHECK 1024
+#define MPI_MODE_NOSTORE 2048
+#define MPI_MODE_NOPUT 4096
+#define MPI_MODE_NOPRECEDE 8192
+#define MPI_MODE_NOSUCCEED 16384
 
 #define MPI_IN_PLACE ((void *)1)
 #define MPI_BSEND_OVERHEAD 96
@@ -264,6 +286,45 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  MPI_Datatype recvtype, MPI_Comm comm);
 int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype type, MPI_Op op,
                              MPI_Comm comm);
+/* One-sided communication (rma.c): every operation on another rank's window is a message the
+ * director delivers, applied there; docs/mpi.md#rma. */
+int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win);
+int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win);
+int MPI_Win_free(MPI_Win *win);
+int MPI_Win_lock(int lock_type, int rank, int assert_, MPI_Win win);
+int MPI_Win_unlock(int rank, MPI_Win win);
+int MPI_Win_lock_all(int assert_, MPI_Win win);
+int MPI_Win_unlock_all(MPI_Win win);
+int MPI_Win_flush(int rank, MPI_Win win);
+int MPI_Win_flush_all(MPI_Win win);
+int MPI_Win_flush_local(int rank, MPI_Win win);
+int MPI_Win_flush_local_all(MPI_Win win);
+int MPI_Win_sync(MPI_Win win);
+int MPI_Win_fence(int assert_, MPI_Win win);
+int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+            MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win);
+int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+            MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win);
+int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                   MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr,
+                       int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                       int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
+                     MPI_Aint target_disp, MPI_Op op, MPI_Win win);
+int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
+                         MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win);
+/* Cartesian topologies (topo.c): a copy of the communicator (reorder is not done), its ranks laid
+ * out row-major on the grid. */
+int MPI_Dims_create(int nnodes, int ndims, int dims[]);
+int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
+                    MPI_Comm *comm_cart);
+int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]);
+int MPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank);
+int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest);
+int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]);
+int MPI_Cartdim_get(MPI_Comm comm, int *ndims);
+int MPI_Topo_test(MPI_Comm comm, int *status);
 /* Declared so that a program using them builds; calling one stops the run, naming it. */
 int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype);
 int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype);

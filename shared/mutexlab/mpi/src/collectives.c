@@ -127,6 +127,8 @@ static int combine(void *acc, void *in, int n, MPI_Datatype type, MPI_Op op) {
     return 1;
 }
 
+int ml_combine(void *acc, void *in, int n, MPI_Datatype type, MPI_Op op) { return combine(acc, in, n, type, op); }
+
 static const char *op_name(MPI_Op op) {
     static const char *names[] = {"?", "MPI_MAX", "MPI_MIN", "MPI_SUM", "MPI_PROD", "MPI_LAND", "MPI_LOR",
                                   "MPI_BAND", "MPI_BOR", "MPI_MAXLOC", "MPI_MINLOC", "MPI_LXOR", "MPI_BXOR"};

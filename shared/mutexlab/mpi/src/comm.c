@@ -208,6 +208,7 @@ int MPI_Comm_free(MPI_Comm *comm) {
     if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
         ml_fatal("MPI_Comm_free of %s", *comm == MPI_COMM_WORLD ? "MPI_COMM_WORLD" : "MPI_COMM_SELF");
     ml_errhandler_forget(ml_comm(*comm, "MPI_Comm_free"));
+    ml_topo_forget(*comm);
     ml_lock();
     comm_t *c = slot_of(*comm);
     c->live = 0;

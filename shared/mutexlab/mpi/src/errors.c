@@ -181,7 +181,13 @@ static const char *text_of(int code) {
     case MPI_ERR_ROOT: return "MPI_ERR_ROOT: invalid root";
     case MPI_ERR_GROUP: return "MPI_ERR_GROUP: invalid group";
     case MPI_ERR_OP: return "MPI_ERR_OP: invalid reduce operation";
+    case MPI_ERR_TOPOLOGY: return "MPI_ERR_TOPOLOGY: invalid topology";
+    case MPI_ERR_DIMS: return "MPI_ERR_DIMS: invalid dimension argument";
     case MPI_ERR_ARG: return "MPI_ERR_ARG: invalid argument of some other kind";
+    case MPI_ERR_WIN: return "MPI_ERR_WIN: invalid window";
+    case MPI_ERR_LOCKTYPE: return "MPI_ERR_LOCKTYPE: invalid lock type";
+    case MPI_ERR_RMA_SYNC: return "MPI_ERR_RMA_SYNC: an RMA call outside or against its synchronization";
+    case MPI_ERR_RMA_RANGE: return "MPI_ERR_RMA_RANGE: target memory is not part of the window";
     case MPI_ERR_UNKNOWN: return "MPI_ERR_UNKNOWN: unknown error";
     case MPI_ERR_TRUNCATE: return "MPI_ERR_TRUNCATE: message truncated";
     case MPI_ERR_OTHER: return "MPI_ERR_OTHER: known error not in this list";

@@ -109,6 +109,20 @@ int ml_sync_sends(void); /* mpi.c: standard sends wait for their receive (--sync
 int ml_sized_sync(void); /* mpi.c: a standard send waited for its receive by its size (over 4,040 bytes) */
 extern __thread const char *ml_collective;
 
+/* rma.c: one-sided communication; mpi.c hands it each RMA message delivered (under L), and gives it
+ * ml_wake with the lock held and a message of the library's own (a JSON body) to a world rank. */
+void ml_rma_arrive(const char *line, int from);
+void ml_rma_settle(void); /* at the end of a step (under L) */
+int ml_rma_pause(void);   /* mpi.c: before an operation on the rank's own window, a pause (lock not held) */
+void ml_wake_held(void *key);
+void ml_block_astir(void *key, const char *call); /* a wait as a poll: the rank not claimed hung (under L) */
+void ml_put_held(int dest, const char *body);
+/* collectives.c: acc = acc op in for a predefined or made operation (0: op does not apply to type) */
+int ml_combine(void *acc, void *in, int n, MPI_Datatype type, MPI_Op op);
+
+/* topo.c: a communicator's Cartesian topology forgotten (MPI_Comm_free) */
+void ml_topo_forget(MPI_Comm comm);
+
 /* loc.c: MPI_MAXLOC and MPI_MINLOC on MPI_2INT and MPI_DOUBLE_INT (0: not these); their maps. */
 int ml_combine_loc(void *acc, const void *in, int n, MPI_Datatype type, MPI_Op op);
 void ml_loc_types(long size[2], long extent[2], long align[2], long data[2]);

@@ -412,6 +412,8 @@ static int wake_a_sleeper(void) {
 /* Whether this sleep is a pause (and it has paused): the program printed since this thread's
  * last pause and its adapter says the rank holds a resource. Asked of the adapter on the input
  * only mid-step (MPI_Init done, a counted thread runs), when the director thread is not reading it. */
+static int pause_asked(const char *ask, size_t n);
+
 static int paused(void) {
     if (self < 0 || !initialized) return 0;
     lock_L();
@@ -421,14 +423,29 @@ static int paused(void) {
         return 0;
     }
     pause_lines = lines_out;
+    static const char ask[] = "{\"type\":\"log\",\"pausable\":true}\n";
+    return pause_asked(ask, sizeof ask - 1);
+}
+
+/* rma.c: an operation on the rank's own window is a pause (a step of its own), printed or not and
+ * inside a resource or not, so another rank's operation on that window may come first, as it may
+ * under any MPI (the adapter always says pause); at most PAUSES in a row with nothing new. */
+int ml_rma_pause(void) {
+    if (self < 0 || !initialized) return 0;
+    lock_L();
+    drain();
+    static const char ask[] = "{\"type\":\"log\",\"pausable\":\"rma\"}\n";
+    return pause_asked(ask, sizeof ask - 1);
+}
+
+static int pause_asked(const char *ask, size_t n) { /* under L, which it lets go of */
     pauses_in_row = gen == pause_gen ? pauses_in_row + 1 : 0;
     char answer[64];
-    static const char ask[] = "{\"type\":\"log\",\"pausable\":true}\n";
     if (pauses_in_row >= PAUSES) {
         unlock_L();
         return 0;
     }
-    put(ask, sizeof ask - 1);
+    put(ask, n);
     if (!fgets(answer, sizeof answer, in)) _exit(0); /* the director is gone */
     if (!strstr(answer, "\"pause\"")) {
         unlock_L();
@@ -1781,7 +1798,7 @@ static void *director(void *unused) { /* one input line at a time; done once the
         lock_L();
         clock_ns += 1000000;
         int land = strstr(line, "\"type\":\"recv\"") && strstr(line, "\"land\":true") && !strstr(line, "\"ack\":") &&
-                   !strstr(line, "\"cancel");
+                   !strstr(line, "\"cancel") && !strstr(line, "\"rma\":");
         if (!land) arrive_landed();
         if (strstr(line, "\"type\":\"init\"")) {
             if (rank_ >= 0) fatal("a second init: a rank starts once per run");
@@ -1801,6 +1818,8 @@ static void *director(void *unused) { /* one input line at a time; done once the
                     unblock(w);
                 }
             real_cond_broadcast(&wake);
+        } else if (strstr(line, "\"type\":\"recv\"") && strstr(line, "\"rma\":")) {
+            ml_rma_arrive(line, (int)json_long(line, "\"from\":", 0) - first_); /* one-sided: rma.c */
         } else if (strstr(line, "\"type\":\"recv\"") && strstr(line, "\"ack\":")) {
             acked(json_long(line, "\"ack\":", 0), 0); /* a receive of another rank matched our synchronous send */
         } else if (strstr(line, "\"type\":\"recv\"") && strstr(line, "\"cancelled\":")) {
@@ -1855,6 +1874,7 @@ static void *director(void *unused) { /* one input line at a time; done once the
             }
             if (wakes >= SLEEP_WAKES || !wake_a_sleeper()) break;
         }
+        ml_rma_settle(); /* reads held until the memory they read changed: answered if it did */
         drain();
         done_line();
         unlock_L();
@@ -2071,6 +2091,30 @@ void ml_block_held(void *key) { ml_block_as(key, "sem_wait"); }
 
 void ml_block_as(void *key, const char *call) {
     waiter w = {.kind = W_COND, .what = key, .call = calling ? calling : call};
+    block_on(&w);
+}
+
+void ml_wake_held(void *key) { /* rma.c: ml_wake with the library's lock held */
+    for (waiter *w = waiters; w; w = w->next)
+        if ((w->kind == W_COND || w->kind == W_POLL) && w->what == key) {
+            w->signalled = 1;
+            unblock(w);
+        }
+    bump();
+}
+
+/* rma.c: a message of the library's own to rank dest (under L; it wakes no thread) */
+void ml_put_held(int dest, const char *body) {
+    char head[64];
+    int k = snprintf(head, sizeof head, "{\"type\":\"send\",\"to\":%d,\"body\":", dest + first_);
+    drain();
+    put(head, (size_t)k);
+    put(body, strlen(body));
+    put("}\n", 2);
+}
+
+void ml_block_astir(void *key, const char *call) { /* rma.c: a wait that may be a program's loop (astir) */
+    waiter w = {.kind = W_POLL, .what = key, .call = call};
     block_on(&w);
 }
 
