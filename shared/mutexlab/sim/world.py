@@ -96,6 +96,9 @@ class Transition(NamedTuple):
     schedules: tuple  # action ids added to the pending decisions
     holds: tuple  # ((+1 enter | -1 exit, resource id, units), ...)
     error: str | None = None  # the ProtocolError the input raised (state unchanged)
+    # ``error`` is a refusal, not a finding: the handler left a state of no name (setups.NoName);
+    # check's search takes the step as a dead end (check/model.py), never a finding
+    refused: bool = False
 
 
 class WorldModel:
