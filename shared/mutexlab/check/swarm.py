@@ -65,6 +65,9 @@ class SwarmResult:
     # on past it), or a worker's model refused (it stopped, ConfigError). A finding wins over it,
     # whichever came first; without one the verdict is REFUSED (exit 2), never "not found"
     refusal: str | None = None
+    config: str | None = (
+        None  # the first worker's model refused (ConfigError): raised at the end without a finding
+    )
 
     @property
     def verdict(self) -> str:
@@ -272,6 +275,7 @@ def _take(report: tuple, reported: dict[int, dict], result: SwarmResult) -> bool
     result.refusal = result.refusal or stats.get("refusal")
     if kind == "config":
         result.refusal = result.refusal or finding
+        result.config = result.config or finding
     elif kind == "error":
         result.errors.append(finding)
     elif kind == "found" and result.finding is None:
@@ -284,7 +288,8 @@ def run_swarm(
     config: Any, seconds: float, workers: int | None = None, setup: Setup | None = None
 ) -> SwarmResult:
     """A swarm of ``workers`` (default: every core) for ``seconds``; stops at the first finding.
-    Every worker's worlds are counted, those of the workers still searching at the end too."""
+    Every worker's worlds are counted, those of the workers still searching at the end too.
+    Raises ConfigError when a worker's model was refused and no worker found anything."""
     workers = workers or os.cpu_count() or 1
     result = SwarmResult(workers)
     t0 = time.time()
@@ -341,4 +346,6 @@ def run_swarm(
         for k in COUNTS:
             setattr(result, k, getattr(result, k) + counts[k])
     result.seconds = time.time() - t0
+    if result.config is not None and result.finding is None:  # no finding won over it: exit 2, as before
+        raise ConfigError(result.config)
     return result

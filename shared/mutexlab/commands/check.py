@@ -456,6 +456,9 @@ def run(args) -> int:
         print_json(s)
     else:
         print("\n".join([render(s), *(checkfigures.lines(metrics) if metrics is not None else [])]))
+    if result.refusal is not None:  # on stderr too, as simulate says a refusal (beside a finding, or alone)
+        said = "refused as well" if result.findings else "error"
+        print(f"mutexlab: {said}: {result.refusal}", file=sys.stderr)
     if cross is not None and cross.agrees is False:
         if not cross.unsound or cross.plain is None:
             return EXIT_DISAGREE

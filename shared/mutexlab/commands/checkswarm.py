@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import replace
 
 from ..protocols import registry
@@ -95,6 +96,10 @@ def run(args, config) -> int:
         print_json(s)
     else:
         print(render(s))
+    if result.refusal:  # on stderr too, as simulate says a refusal (beside a finding, or alone)
+        print(
+            f"mutexlab: {'refused as well' if result.finding else 'error'}: {result.refusal}", file=sys.stderr
+        )
     if result.finding and result.finding.get("unexplained"):
         return EXIT_NOT_JUDGED
     if result.finding:
