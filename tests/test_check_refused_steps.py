@@ -198,3 +198,24 @@ def test_a_stopped_run_has_one_json_shape(cli, tmp_path):
     assert len(stopped) == 1, said(done)
     _stop_shape(stopped[0])
     assert stopped[0]["verdict"] == "refused", stopped[0]
+
+
+def test_the_monitors_summary_carries_the_stop_and_what_it_saw(cli, tmp_path):
+    """``run --json``'s summary (the monitor's ``Outcome``): before, neither ``stopped`` nor
+    ``seen``; now both, as ``simulate --json`` gives them ([] when nothing was broken)."""
+    from mutexlab.audit import numbered
+    from mutexlab.setups import LEFT_UNNAMED
+    from mutexlab.trace import read_trace
+    from mutexlab.transport.outcome import Outcome, decide
+
+    trace = tmp_path / "t.jsonl"
+    broken = _gone(tmp_path, "carvalho_roucairol_broken")
+    done = cli("simulate", "mutex", "-a", broken, "-N", "3", "-M", "4", "--seed", "0", "--trace", trace)
+    assert done.returncode == 1, said(done)
+    reason = f"a local input: node-1 (…): its handler …{LEFT_UNNAMED}_Gone.DONE …"
+    rejected = [{"process": "node-1", "count": 1, "reasons": [reason]}]
+    outcome = Outcome("r", "carvalho-roucairol-broken-gone", 3, complete=False, rejected=rejected)
+    assert decide(outcome, numbered(read_trace(str(trace)))) == 1
+    summary = outcome.as_dict()
+    assert summary["stopped"] == "a handler left a state of no name: refused", summary
+    assert summary["seen"] and summary["seen"][0].startswith("[capacity] cs (capacity 1)"), summary
