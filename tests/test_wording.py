@@ -188,7 +188,11 @@ def test_a_stuck_process_that_names_nothing_says_its_state_and_final_states():
         state = S.WAIT
         wants = Protocol.wants
 
-    stuck = [("bee-1", Undeclared(), {}), ("bee-2", Declared(), {}), ("bee-3", Declared(), {"TOKEN": ["bee-1"]})]
+    stuck = [
+        ("bee-1", Undeclared(), {}),
+        ("bee-2", Declared(), {}),
+        ("bee-3", Declared(), {"TOKEN": ["bee-1"]}),
+    ]
     assert said({}, stuck, {}) == (
         "bee-1 (unfinished in state DEAD: Undeclared.final_states is empty; its waiting_for() names nothing); "
         "bee-2 (unfinished in state WAIT: not one of Declared.final_states; its waiting_for() names nothing); "
