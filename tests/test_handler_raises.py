@@ -184,7 +184,9 @@ def test_simulate_json_and_compare_carry_the_finding(cli, user_file):
     assert done.returncode == 1, done
     finding = json.loads(done.stdout)
     assert finding["finding"] == "handler-raised" and finding["process"] == "node-1"
-    assert finding["error"] == "KeyError: 'second'" and finding["where"] == f"{user_file}:{LINE} (in _took)"
+    assert (
+        finding["exception"] == "KeyError: 'second'" and finding["where"] == f"{user_file}:{LINE} (in _took)"
+    )
     assert finding["scenario"].startswith("seed 0, at event ")
     done = cli("compare", "--algorithms", f"{user_file},ricart-agrawala", "-N", "3")
     assert done.returncode == 1, done

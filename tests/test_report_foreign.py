@@ -214,3 +214,27 @@ def test_other_events_show_their_description_unless_there_are_too_many(tmp_path,
     model = report(capsys, log)[1]
     assert all("text" not in note[4] for note in model["notes"])
     assert "hovering them shows no description" in model["window"]
+
+
+def test_a_process_that_never_enters_is_told_how_to_state_it(tmp_path, capsys):
+    """--expect-entries N is every process's: a lock server in the log that never enters reads as
+    short, and the finding says how to state it (it said only `entered 0 times; … states 1 entry`)."""
+    lines = [
+        {"event": "request", "resource": "cs", "pid": "c1"},
+        {"event": "send", "type": "ASK", "to": "srv", "id": "c1#1", "pid": "c1"},
+        {"event": "recv", "type": "ASK", "from": "c1", "id": "c1#1", "pid": "srv"},
+        {"event": "send", "type": "OK", "to": "c1", "id": "srv#1", "pid": "srv"},
+        {"event": "recv", "type": "OK", "from": "srv", "id": "srv#1", "pid": "c1"},
+        {"event": "enter", "resource": "cs", "pid": "c1"},
+        {"event": "exit", "resource": "cs", "pid": "c1"},
+    ]
+    log = tmp_path / "server.jsonl"
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    code, out, _ = verify(capsys, log, "--expect-entries", "1")
+    assert code == 3, out
+    assert (
+        "[workload-short] srv entered 0 times (N is per process: one that never enters is stated "
+        "--expect-entries srv=0); --expect-entries states 1 entry" in out
+    )
+    assert "c1 entered" not in out
+    assert verify(capsys, log, "--expect-entries", "1", "--expect-entries", "srv=0")[0] == 0

@@ -163,3 +163,38 @@ def test_what_a_stuck_process_waits_for_in_words():
         "node-3 TOKEN from a sender its waiting_for() does not name; "
         "node-4 (unfinished; its waiting_for() names nothing)"
     )
+
+
+def test_a_stuck_process_that_names_nothing_says_its_state_and_final_states():
+    """A bee left ``DEAD`` by a class that declares no ``final_states`` reads as stuck; the
+    deadlock says its state and why it counts as unfinished (it said only ``(unfinished; its
+    waiting_for() names nothing)``, which names nothing to fix)."""
+    from enum import StrEnum
+
+    from mutexlab.protocol import Protocol
+    from mutexlab.sim.stuck import said
+
+    class S(StrEnum):
+        WAIT = "WAIT"
+        DEAD = "DEAD"
+
+    class Undeclared:
+        final_states: frozenset = frozenset()
+        state = S.DEAD
+        wants = Protocol.wants
+
+    class Declared:
+        final_states = frozenset({S.DEAD})
+        state = S.WAIT
+        wants = Protocol.wants
+
+    stuck = [
+        ("bee-1", Undeclared(), {}),
+        ("bee-2", Declared(), {}),
+        ("bee-3", Declared(), {"TOKEN": ["bee-1"]}),
+    ]
+    assert said({}, stuck, {}) == (
+        "bee-1 (unfinished in state DEAD: Undeclared.final_states is empty; its waiting_for() names nothing); "
+        "bee-2 (unfinished in state WAIT: not one of Declared.final_states; its waiting_for() names nothing); "
+        "bee-3 TOKEN from bee-1"
+    )

@@ -11,18 +11,17 @@ import atexit
 import difflib
 import gc
 import importlib
-import json
 import shlex
 import sys
 import time
 import traceback
 
 from . import __version__
-from .commands.common import cut_short, said_seen, seen, stdout_to_devnull
+from .commands.common import cut_short, said_seen, stdout_to_devnull
 from .commands.registry import add_command
 from .interrupts import Terminated
 from .protocol import HandlerError, ProtocolError
-from .setups import ConfigError
+from .setups import ConfigError, NoName
 
 # The subcommands in the order help lists them: module ``mutexlab.commands.<name>`` each.
 COMMANDS = (
@@ -219,10 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except HandlerError as exc:  # the algorithm's code raised: a finding, the run stops here
-        if getattr(args, "json", False):
-            print(json.dumps(exc.as_dict() | ({"seen": seen(exc)} if seen(exc) else {}), indent=2))
-        else:
-            said_seen(exc, "a handler raised")
+        said_seen(exc, "a handler raised", getattr(args, "json", False), alone="handler-raised")
         print(f"mutexlab: finding: {exc.finding()}", file=sys.stderr)
         seed = getattr(args, "seed", None)
         if exc.scenario and isinstance(seed, int):
@@ -230,11 +226,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"mutexlab: 'mutexlab {shlex.join(again)}' reaches it again", file=sys.stderr)
         return 1
     except ProtocolError as exc:  # a simulated process refused an input: the run stops here
-        said_seen(exc, "an input was refused", getattr(args, "json", False))
+        said_seen(exc, "an input was refused", getattr(args, "json", False), alone="rejected-input")
         print(f"mutexlab: protocol error: {exc}", file=sys.stderr)
         return 1
     except ConfigError as exc:  # found mid-run (a handler left a state of a plain Enum): exit 2
-        if said_seen(exc, "a handler left a state of no name: refused", getattr(args, "json", False)):
+        alone = "refused" if isinstance(exc, NoName) else None  # a state of no name: a stop, in JSON too
+        if said_seen(exc, "a handler left a state of no name: refused", getattr(args, "json", False), alone):
             print(f"mutexlab: refused as well: {exc}", file=sys.stderr)
             return 1  # the refusal never hides the violation seen before it
         print(f"mutexlab: error: {exc}", file=sys.stderr)

@@ -34,6 +34,11 @@ class ConfigError(ValueError):
     """A configuration that is malformed or can never work; the message names the problem."""
 
 
+class NoName(ConfigError):
+    """A handler left its process in a state of no name (``unnamed_state``): refused. ``check``
+    takes the step as a dead end and searches on (``check/model.py``); elsewhere, exit 2."""
+
+
 @dataclass
 class Setup:
     algorithm: str
@@ -209,13 +214,13 @@ def _no_name(state: Enum | float) -> str:
 LEFT_UNNAMED = ", left it in state "
 
 
-def unnamed_state(proto: Any, before: Any, taking: Any, fn: Any) -> ConfigError:
+def unnamed_state(proto: Any, before: Any, taking: Any, fn: Any) -> NoName:
     """The error for ``proto``, whose handler ``fn`` (taking ``taking`` in state ``before``) left it
     in a state of a plain ``Enum`` (``show.unnamed``): refused as a starting state is (exit 2,
     never a verdict), naming the process, the handler and its line, and the input it took."""
     code = getattr(getattr(fn, "__wrapped__", fn), "__code__", None)
     where = f" ({os.path.abspath(code.co_filename)}:{code.co_firstlineno})" if code is not None else ""
-    return ConfigError(
+    return NoName(
         f"{named_process(proto)}: its handler {getattr(fn, '__qualname__', fn)!s}{where}, taking {taking_text(taking)} in "
         f"state {state_text(before)}{LEFT_UNNAMED}{_no_name(proto.state)}"
     )

@@ -104,6 +104,9 @@ class Workload:
             made, asked = self.entries.get(pid, 0), wanted[pid]
             if made < asked:
                 seen = "" if pid in self.entries else " (it never appears in the log)"
+                if not made and pid in self.entries and pid not in self.expected:
+                    # N is every process's: a server that only answers was never meant to enter
+                    seen += f" (N is per process: one that never enters is stated --expect-entries {pid}=0)"
                 verdict.violations.append(
                     Violation(
                         "workload-short",

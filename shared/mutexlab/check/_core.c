@@ -135,7 +135,8 @@ static int is_finished(Core *c, int32_t sid) {  /* 1, 0, or -1 on an error */
 
 /* One input taken in world ``w`` (edited in place): ``label`` a local decision or a link's oldest
  * message, its transition applied (its sends pushed, its pending set's additions, a holding change;
- * ``*over``: the resource overfilled). 1: taken; 0: the state refuses it; -1: an error is set. The
+ * ``*over``: the resource overfilled). 1: taken; 0: the state refuses it (a finding); 2: a dead end
+ * (a refusal: the handler left a state of no name, Tables.trans's -2); -1: an error is set. The
  * search loop and ``successor`` (_core_step.h) both step through here. */
 static int take(Core *c, int32_t *w, const int32_t *label, int *over) {
     int n = c->n, P0 = c->P0, H = c->H, i, code;
@@ -154,6 +155,7 @@ static int take(Core *c, int32_t *w, const int32_t *label, int *over) {
     }
     int32_t *t = transition(c, w[i], code);  /* stable until the next transition() */
     if (!t) return -1;
+    if (t[0] == -2) return 2;
     if (t[0] < 0) return 0;
     w[i] = t[0];
     const int32_t *p = &AT(c->pool, int32_t, t[2]);
@@ -373,6 +375,7 @@ static PyObject *Core_dfs(Core *c, PyObject *root) {
             memcpy(w, world, W * sizeof(int32_t));
             int over, taken = take(c, w, label, &over);
             if (taken < 0) goto done;
+            if (taken == 2) continue;  /* a refused step: a dead end, the search goes on (core.py) */
             if (!taken) { out = ending(c, 1, world, label, c->frames.size); goto done; }
             if (c->norm && normal(c, w) < 0) goto done;
             if (over) { out = ending(c, 1, world, label, c->frames.size); goto done; }
@@ -537,6 +540,6 @@ PyMODINIT_FUNC PyInit__core(void) {
     Py_INCREF(&CoreType);
     if (PyModule_AddObject(m, "Core", (PyObject *)&CoreType) < 0) { Py_DECREF(&CoreType); Py_DECREF(m); return NULL; }
     /* core.py's INTERFACE: a build older than its source (a pull without a rebuild) is not used */
-    if (PyModule_AddIntConstant(m, "INTERFACE", 8) < 0) { Py_DECREF(m); return NULL; }
+    if (PyModule_AddIntConstant(m, "INTERFACE", 9) < 0) { Py_DECREF(m); return NULL; }
     return m;
 }

@@ -91,7 +91,7 @@ static int advance_parts(Core *c, PyObject *world, PyObject *label, long aux, Py
     }
     int over, taken = take(c, w, lab, &over);
     if (taken < 0) return -1;
-    if (!taken) return 0;
+    if (taken != 1) return 0;  /* a finding's refusal or a dead end alike */
     if (c->norm && normal(c, w) < 0) return -1;
     int i = lab[0] ? lab[1] : c->link_to[lab[1]];
     *who = i;

@@ -32,7 +32,7 @@ static PyObject *Core_successor(Core *c, PyObject *args) {
     }
     int over, taken = take(c, w, label, &over);  /* an overfilled resource is not looked at */
     if (taken < 0) return NULL;
-    if (!taken) Py_RETURN_NONE;
+    if (taken != 1) Py_RETURN_NONE;  /* a finding's refusal or a dead end alike */
 #ifndef MUTEXLAB_CORE_BROKEN_STEP /* the tests' deliberate break: the normalisation left out */
     if (c->norm && normal(c, w) < 0) return NULL;
 #endif

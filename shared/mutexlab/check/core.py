@@ -39,7 +39,7 @@ from .result import CheckFinding
 # source (a `git pull` without `pip install -e .`) says another, or none, and is not used. Bump
 # both with any change to what Core's constructor or methods take or return (_core.c,
 # _core_reduce.h): a change inside the search that keeps them is held by test_check_core instead.
-INTERFACE = 8
+INTERFACE = 9
 
 CCore: Any = None
 try:  # the compiled core; absent (a build without a compiler, another interpreter): the twin
@@ -83,11 +83,18 @@ class Tables(ReduceTables):
         self.found: CheckFinding | None = None  # the invariant's finding, when check said so
 
     def trans(self, sid: int, code: int) -> tuple[int, tuple, tuple, int]:
-        """(new state id or -1 when refused, sends flattened (link, message id, ...), schedules,
-        holding id or -1)."""
+        """(new state id, or -1 when the input is refused (a finding), or -2 when the step is a
+        dead end (a refusal: ``Search.refusal`` notes the first); sends flattened (link, message
+        id, ...), schedules, holding id or -1). Asked once per (state, input), at the first edge
+        that takes it, in the order of the model's own search."""
         m = self.model
         t = m.trans[sid].get(code) or m.transition(sid, code)
         if t.error is not None:
+            if t.refused:
+                noted = getattr(self.search, "refusal", None)  # (the figures' stepper has none)
+                if noted is not None:
+                    noted(t)
+                return -2, (), (), -1
             return -1, (), (), -1
         hid = -1
         if t.holds:
@@ -302,6 +309,8 @@ class PyCore:
                 if t is None:
                     t = trans[key] = tables.trans(w[i], code)
                 state, sends, schedules, hid = t
+                if state == -2:  # a refused step: a dead end, the search goes on (Search.refusal)
+                    continue
                 if state < 0:
                     return 1, world, label, self.path()
                 w[i] = state
@@ -359,7 +368,8 @@ class PyCore:
 
     def successor(self, world: tuple, label: tuple) -> tuple | None:
         """The compiled core's ``successor`` (``_core_step.h``): the world ``label`` leads to,
-        normalised and sampled as the model's; None when the input is refused."""
+        normalised and sampled as the model's; None when the input is refused (a finding's
+        refusal or a dead end alike)."""
         n, P0, H, tables = self.n, self.P0, self.H, self.tables
         kind, x, y = label
         w = list(world)

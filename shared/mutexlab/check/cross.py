@@ -48,6 +48,8 @@ def _what(result: Result) -> str:
     if result.findings:
         f = result.findings[0]
         return f"VIOLATION ({f.kind}: {f.message})"
+    if result.refusal is not None:
+        return "REFUSED (a step left a state of no name)"
     return "PASS" if result.complete else f"INCOMPLETE ({result.stopped})"
 
 
@@ -55,6 +57,8 @@ def cross_check(config: CheckConfig, result: Result, model: Model) -> CrossCheck
     """Compare ``result`` (the search of ``config``, on ``model``) with a search without reductions."""
     if not result.findings and not result.complete:
         return CrossCheck(None, f"not run: the search with reductions stopped ({result.stopped})")
+    if not result.findings and result.refusal is not None:
+        return CrossCheck(None, "not run: the search with reductions met a refused step")
     replays, shown = True, ""
     if result.findings:
         finding = result.findings[0]
@@ -67,7 +71,7 @@ def cross_check(config: CheckConfig, result: Result, model: Model) -> CrossCheck
     if not replays:
         why = f"the counterexample of the search with reductions does not replay to its finding ({shown}); {done}"
         return CrossCheck(False, why, plain, plain_model, unsound=True)
-    if not plain.findings and not plain.complete:
+    if not plain.findings and (not plain.complete or plain.refusal is not None):
         return CrossCheck(None, f"{done}: nothing is confirmed", plain, plain_model)
     if bool(plain.findings) != bool(result.findings):
         # a replayed finding the plain search missed is the checker's error; else a reduction's

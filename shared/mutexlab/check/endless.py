@@ -79,9 +79,11 @@ def _rising(model: Model, idle: int | None, steps: int) -> dict | None:
             labels = [lb for lb in labels if lb[0] != LOCAL or lb[1] != idle] or labels
         if not labels:
             return None  # a dead end: the search reports it
-        label = min(labels, key=lambda lb: served.get(_owner(model, lb), -1))
+        for label in sorted(labels, key=lambda lb: served.get(_owner(model, lb), -1)):
+            nxt, t, _ = model.step(world, label)
+            if nxt is not None or not t.refused:
+                break  # (a refused step is a dead end, as in the search: the next one is taken)
         served[_owner(model, label)] = n
-        nxt, _, _ = model.step(world, label)
         if nxt is None or nxt in seen:
             return None
         seen.add(nxt)

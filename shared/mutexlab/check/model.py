@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..protocol import Note
+from ..setups import NoName
 from ..sim.world import DELIVER, DUPLICATE, LOCAL, Transition, WorldModel
 
 __all__ = ["DELIVER", "DUPLICATE", "LOCAL", "Model", "Transition"]
@@ -30,6 +31,7 @@ class Model(WorldModel):
         # generator, consumed by the run) are not kept
         self.requested: dict[tuple[int, int], tuple[str, ...]] = {}
         self._returned: Any = None  # the effects the latest run_input's handler returned
+        self.refusals = 0  # steps refused (a state of no name), each (state, input) once: dead ends
 
     # -- the sampler's hooks: every new state, every merge under a canonical key, every new input
     def state_id(self, i: int, proto: Any) -> int:
@@ -52,7 +54,11 @@ class Model(WorldModel):
                 kept.append(effects)
             return effects
 
-        got = super().run_input(i, proto, keeping)
+        try:
+            got = super().run_input(i, proto, keeping)
+        except NoName as exc:  # a refusal: the step is a dead end of the search (Search.refusal)
+            got = Transition(-1, (), (), (), str(exc), refused=True)
+            self.refusals += 1
         self._returned = kept[0] if kept else None  # after any run nested in it (the sampler's twins)
         return got
 

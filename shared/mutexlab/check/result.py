@@ -56,11 +56,19 @@ class Result:
     search: str = "dfs"
     exact: bool = False
     phase: str = ""  # what the check is doing, for progress reports (budget.py)
+    # the first refused step (a handler left a state of no name, setups.NoName), in its words: the
+    # search took it as a dead end and went on, so the worlds past it are unchecked and no
+    # component closed after it was judged for liveness; with no finding, the verdict is REFUSED
+    refusal: str | None = None
+    refusals: int = 0  # refused (state, input) pairs met: each refused step once
+    liveness_unjudged: bool = False  # a component closed after a refusal: not judged
 
     @property
     def verdict(self) -> str:
         if self.findings:
             return "not-judged" if self.findings[0].unexplained is not None else "violation"
+        if self.refusal is not None:
+            return "refused"
         return "pass" if self.complete else "incomplete"
 
     @property

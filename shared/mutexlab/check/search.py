@@ -107,6 +107,14 @@ class Search:
             unexplained=unexplained,
         )
 
+    def refusal(self, t) -> None:
+        """A refused step (``t.refused``: a handler left a state of no name): a dead end. The
+        search goes on past it, the first said; what lies beyond it is unchecked."""
+        r = self.result
+        r.refusals += 1
+        if r.refusal is None:
+            r.refusal = t.error
+
     def edge_finding(self, world: tuple, label: tuple, nxt, t, overfull) -> CheckFinding:
         """The finding of a step that was refused (``nxt`` None) or overfilled a resource."""
         model = self.model
@@ -233,6 +241,7 @@ class Search:
         hashed = not self.exact
         check_world = self.invariant is not None
         seen_get, tstack_append, frames_append = seen.get, tstack.append, frames.append
+        refusals: set = set()  # the refused transitions noted (each cached once by the model)
         try:
             while frames:
                 frame = frames[-1]
@@ -273,6 +282,11 @@ class Search:
                             nxt = None
                     else:
                         nxt, t, overfull = step(world, label)
+                    if nxt is None and t.refused:  # a dead end: noted at its first edge, as the cores
+                        if id(t) not in refusals:
+                            refusals.add(id(t))
+                            self.refusal(t)
+                        continue
                     if nxt is None or overfull is not None:
                         if nxt is not None:
                             transitions += 1
@@ -354,6 +368,9 @@ class Search:
         """A non-trivial strongly connected component closed (its worlds; ``prefix`` the path to
         its root): True when its liveness check found a lasso, now a finding of the result."""
         self.result.cycles = True
+        if self.result.refusal is not None:  # a step out of it may have been refused: not judged
+            self.result.liveness_unjudged = True
+            return False
         comp = {hash(w): w for w in worlds}
         self._phase(f"liveness analysis of a component of {len(comp):,} worlds")
         try:
@@ -391,6 +408,7 @@ class Search:
             return self._finish()
         self._phase("search")
         level = [root]
+        refusals: set = set()  # the refused transitions noted (each cached once by the model)
         back_edge = False
         depth = 0
         next_look = 0
@@ -405,6 +423,11 @@ class Search:
                     labels = model.por.ample(world, labels)
                 for label in labels:
                     nxt, t, overfull = step(world, label)
+                    if nxt is None and t.refused:  # a dead end: noted once, the search goes on
+                        if id(t) not in refusals:
+                            refusals.add(id(t))
+                            self.refusal(t)
+                        continue
                     if nxt is not None:
                         r.transitions += 1
                     if nxt is None or overfull is not None:
@@ -441,6 +464,7 @@ class Search:
             assert self.budget is not None
             self.budget.result = r  # this search's result again, should a limit land now
             r.cycles = deep.cycles
+            r.liveness_unjudged = deep.liveness_unjudged
             if deep.findings:
                 r.findings = deep.findings
             elif not deep.complete:

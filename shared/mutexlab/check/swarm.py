@@ -61,12 +61,19 @@ class SwarmResult:
     stopped: int = 0  # workers stopped without a report (their published counts are included)
     # reductions a worker's sample refused (name → why): its searches went on without them
     refused: dict[str, str] = field(default_factory=dict)
+    # the first refusal a worker met: a step leaving a state of no name (a dead end, its search went
+    # on past it), or a worker's model refused (it stopped, ConfigError). A finding wins over it,
+    # whichever came first; without one the verdict is REFUSED (exit 2), never "not found"
+    refusal: str | None = None
+    config: str | None = (
+        None  # the first worker's model refused (ConfigError): raised at the end without a finding
+    )
 
     @property
     def verdict(self) -> str:
         if self.finding:
             return "not-judged" if self.finding.get("unexplained") else "violation"
-        return "tool-error" if self.errors else "not-found"
+        return "tool-error" if self.errors else "refused" if self.refusal else "not-found"
 
     def as_dict(self) -> dict:
         return {
@@ -84,6 +91,7 @@ class SwarmResult:
             "findings": [self.finding] if self.finding else [],
             "errors": self.errors,
             "reductions_refused": self.refused,
+            "refused": self.refusal,
             "properties": [
                 "capacity of every resource",
                 "the scenario's invariant",
@@ -238,6 +246,9 @@ def _search(model, checker, rng: random.Random, deadline: float, bits: int, stat
                 publish()
             if time.time() >= deadline or stopped():
                 return None, False
+        if nxt is None and t.refused:  # a state of no name: a dead end, the search goes on
+            stats.setdefault("refusal", t.error)
+            continue
         if nxt is None or overfull is not None:
             found = checker.edge_finding(world, label, nxt, t, overfull)
             found.path = [f[3] for f in frames[1:]] + [label]
@@ -255,13 +266,17 @@ def _search(model, checker, rng: random.Random, deadline: float, bits: int, stat
 
 
 def _take(report: tuple, reported: dict[int, dict], result: SwarmResult) -> bool:
-    """Record one worker's report; True when it is the first finding."""
+    """Record one worker's report; True when it is the first finding. A refusal (a worker's model
+    refused, or a step it took as a dead end) is kept, and the swarm goes on: a finding of
+    another worker, before or after it, wins."""
     kind, stats, finding, scenario, fields = report
     reported[stats["slot"]] = stats
     result.refused.update(stats.get("refused", {}))
+    result.refusal = result.refusal or stats.get("refusal")
     if kind == "config":
-        raise ConfigError(finding)
-    if kind == "error":
+        result.refusal = result.refusal or finding
+        result.config = result.config or finding
+    elif kind == "error":
         result.errors.append(finding)
     elif kind == "found" and result.finding is None:
         result.finding, result.scenario = finding | {"fields": fields}, scenario
@@ -273,7 +288,8 @@ def run_swarm(
     config: Any, seconds: float, workers: int | None = None, setup: Setup | None = None
 ) -> SwarmResult:
     """A swarm of ``workers`` (default: every core) for ``seconds``; stops at the first finding.
-    Every worker's worlds are counted, those of the workers still searching at the end too."""
+    Every worker's worlds are counted, those of the workers still searching at the end too.
+    Raises ConfigError when a worker's model was refused and no worker found anything."""
     workers = workers or os.cpu_count() or 1
     result = SwarmResult(workers)
     t0 = time.time()
@@ -330,4 +346,6 @@ def run_swarm(
         for k in COUNTS:
             setattr(result, k, getattr(result, k) + counts[k])
     result.seconds = time.time() - t0
+    if result.config is not None and result.finding is None:  # no finding won over it: exit 2, as before
+        raise ConfigError(result.config)
     return result

@@ -1,7 +1,8 @@
 """``mutexlab check <family>``: every reachable world of a bounded workload, checked.
 
 Exit 0 when the search completed and found nothing, 1 on a finding (capacity, a scenario
-invariant, deadlock, liveness, a rejected input), 2 on bad arguments, 3 when a limit stopped
+invariant, deadlock, liveness, a rejected input; a step refused before it was a dead end, said
+beside it), 2 on bad arguments or a refused step and no finding (REFUSED), 3 when a limit stopped
 the search (incomplete: nothing is proven), 4 when ``--cross-check`` finds the search with
 reductions and the one without disagreeing (an error of the tool, not a verdict), 5 when
 ``--swarm`` found nothing (a partial search: never a pass).
@@ -20,7 +21,7 @@ from ..setups import ConfigError
 from ..spec import CheckText, Flags
 from ..waiting import WaitsRaised, cannot
 from ..words import count, settings
-from . import checkfigures, checkswarm
+from . import checkbound, checkfigures, checkswarm
 from .common import (
     add_endless_argument,
     add_json_argument,
@@ -212,6 +213,14 @@ def properties_checked(model) -> list[str]:
     return out
 
 
+def refused_unchecked(result) -> list[str]:
+    """What a search that met a refused step (a dead end) could not check."""
+    out = ["every world past a refused step", "deadlock and liveness where a refused step leads on"]
+    if result.liveness_unjudged:
+        out.append("liveness of the cycles closed after the first refusal (not judged)")
+    return out
+
+
 def summary(config: CheckConfig, result, model, scenario_path, reproduced, cross=None) -> dict:
     from ..check.reductions import notes_of
 
@@ -244,6 +253,10 @@ def summary(config: CheckConfig, result, model, scenario_path, reproduced, cross
         "properties": properties_checked(model),
         "findings": [f.as_dict(model) for f in result.findings],
     }
+    if result.refusal is not None:  # a refused step, taken as a dead end: what it leaves unchecked
+        out["refused"] = result.refusal
+        out["refused_steps"] = result.refusals
+        out["not_checked"] = refused_unchecked(result)
     if scenario_path:
         out["counterexample"] = str(scenario_path)
         out["reproduced"] = reproduced
@@ -302,7 +315,9 @@ def render(s: dict) -> str:
             if s["fingerprints"] != "exact"
             else ""
         ),
-        "checked:      " + (", ".join(s["properties"]) or "nothing (stopped before the first world)"),
+        "checked:      "
+        + (", ".join(s["properties"]) or "nothing (stopped before the first world)")
+        + (" — short of the refused steps (refused: below)" if s.get("refused") else ""),
         *notes_lines(s["reduction_notes"]),
     ]
     unsound = bool(s.get("cross_check", {}).get("reductions_unsound"))
@@ -324,6 +339,11 @@ def render(s: dict) -> str:
         )
     elif verdict == "incomplete":
         lines.append(f"verdict:      INCOMPLETE — {s['stopped']}: nothing is proven")
+    elif verdict == "refused":
+        lines.append(
+            "verdict:      REFUSED (exit 2) — a step leaves a state of no name; no violation found "
+            "in the worlds before it: nothing is proven"
+        )
     if s["findings"]:
         f = s["findings"][0]
         if s["verdict"] in ("violation", "not-judged"):
@@ -339,6 +359,11 @@ def render(s: dict) -> str:
             lines += [f"  {n:>3}. {step}" for n, step in enumerate(f["cycle"], 1)]
         if f.get("unexplained"):
             lines.append(f"{cannot(f['kind'])}: {f['unexplained']}. {WaitsRaised.ADVICE}")
+    if s.get("refused"):
+        lines.append(
+            f"refused:      {s['refused']} ({count(s['refused_steps'], 'refused step')}: each a dead end, "
+            f"the search went on past it; not checked: {'; '.join(s['not_checked'])})"
+        )
     if s.get("counterexample"):
         lines.append(
             f"counterexample {'of ' + s['counterexample_of'] + ' ' if s.get('counterexample_of') else ''}"
@@ -362,36 +387,6 @@ def render(s: dict) -> str:
     return "\n".join(lines)
 
 
-def interpreter_bound(config: CheckConfig) -> str | None:
-    """Why a solution file or module builds other processes in another interpreter
-    (sim/sameness.py), or None; a built-in algorithm is not asked."""
-    from ..sim import sameness
-
-    solution = config.solution
-    if solution is None or registry.SPECS.get(solution.spec.name) is solution.spec:
-        return None
-    setup = registry.build_setup(solution, config.processes, config.options, config.seed)
-    return sameness.differs(solution.named, config.processes, config.options, config.seed, setup)
-
-
-def report_interpreter_bound(args, config: CheckConfig, why: str) -> int:
-    """The finding ``interpreter_bound`` made, before any search: exit 1."""
-    finding = {"kind": "interpreter", "message": why, "processes": [], "steps": []}
-    s = {"algorithm": config.algorithm, "processes": config.processes, "options": config.options}
-    s |= {"seed": config.seed, "complete": False, "verdict": "violation", "findings": [finding]}
-    if args.json:
-        print_json(s)
-    else:
-        print(
-            f"{registry.shown(config.algorithm)}: {config.processes} processes, "
-            + settings(config.options)
-            + f", seed {config.seed}\n"
-            + f"verdict:      VIOLATION — interpreter: {why}\n"
-            + "nothing searched: the worlds of one interpreter are not those of a run"
-        )
-    return EXIT_FINDING
-
-
 def run(args) -> int:
     from ..check.counterexample import reproduces, scenario_of, write_scenario
     from ..check.cross import cross_check
@@ -404,9 +399,9 @@ def run(args) -> int:
         wrong = checkfigures.refused(args) or checkswarm.refused(args)
         if wrong:
             raise ConfigError(wrong)
-        bound = interpreter_bound(config)
+        bound = checkbound.interpreter_bound(config)
         if bound is not None:
-            return report_interpreter_bound(args, config, bound)
+            return checkbound.report(args, config, bound)
         if args.swarm:
             return checkswarm.run(args, config)
         warning = past_largest(config.algorithm, config.processes, config.options)
@@ -461,13 +456,20 @@ def run(args) -> int:
         print_json(s)
     else:
         print("\n".join([render(s), *(checkfigures.lines(metrics) if metrics is not None else [])]))
+    if result.refusal is not None:  # on stderr too, as simulate says a refusal (beside a finding, or alone)
+        said = "refused as well" if result.findings else "error"
+        print(f"mutexlab: {said}: {result.refusal}", file=sys.stderr)
     if cross is not None and cross.agrees is False:
         if not cross.unsound or cross.plain is None:
             return EXIT_DISAGREE
         plain = cross.plain  # the reductions were unsound: the search without them stands
-        return EXIT_FINDING if plain.findings else EXIT_PASS if plain.complete else EXIT_INCOMPLETE
+        if plain.findings or plain.refusal is not None:
+            return EXIT_FINDING if plain.findings else EXIT_BAD
+        return EXIT_PASS if plain.complete else EXIT_INCOMPLETE
     if result.findings:
         return EXIT_FINDING if judged else EXIT_BAD
+    if result.refusal is not None:  # nothing found, a step refused: never a pass (as before, exit 2)
+        return EXIT_BAD
     if cross is not None and cross.agrees is None:
         return EXIT_INCOMPLETE
     if metrics is not None and not metrics["complete"]:

@@ -49,8 +49,14 @@ def run_metrics(args, config: CheckConfig, result, progress=None, model=None) ->
     from ..check.metrics import search_metrics
     from ..check.witness import write_witnesses
 
-    if result.findings or not result.complete:
-        why = "the check found a violation" if result.findings else "the check did not complete"
+    if result.findings or not result.complete or result.refusal is not None:
+        why = (
+            "the check found a violation"
+            if result.findings
+            else "the check met a refused step (a state of no name): the worlds past it are unknown"
+            if result.refusal is not None
+            else "the check did not complete"
+        )
         return {"complete": False, "stopped": f"not computed: {why}"}
     # the per-world reductions the protocol declares keep the figures (docs/check.md#metrics);
     # partial-order reduction, which skips interleavings, is never used by the figures' search
@@ -61,6 +67,8 @@ def run_metrics(args, config: CheckConfig, result, progress=None, model=None) ->
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     out = found.as_dict()
+    if model.refusals:  # a step the figures' search took as a dead end: figures of a pruned graph
+        return {"complete": False, "stopped": "not computed: a step was refused (a state of no name)"}
     if args.metrics_witness and found.complete and found.defined:
         try:
             out["witnesses"] = write_witnesses(

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import replace
 
 from ..protocols import registry
@@ -15,6 +16,7 @@ EXIT_NOT_FOUND = 5
 EXIT_TOOL_ERROR = 4  # as --cross-check's: an error of the tool, never a verdict
 EXIT_NOT_JUDGED = 2  # a stall its waiting_for() cannot explain: as the plain check's
 EXIT_FINDING = 1
+EXIT_REFUSED = 2  # a step leaving a state of no name, and no finding: as the plain check's REFUSED
 
 
 def add_arguments(g) -> None:
@@ -94,9 +96,15 @@ def run(args, config) -> int:
         print_json(s)
     else:
         print(render(s))
+    if result.refusal:  # on stderr too, as simulate says a refusal (beside a finding, or alone)
+        print(
+            f"mutexlab: {'refused as well' if result.finding else 'error'}: {result.refusal}", file=sys.stderr
+        )
     if result.finding and result.finding.get("unexplained"):
         return EXIT_NOT_JUDGED
-    return EXIT_FINDING if result.finding else EXIT_TOOL_ERROR if result.errors else EXIT_NOT_FOUND
+    if result.finding:
+        return EXIT_FINDING
+    return EXIT_TOOL_ERROR if result.errors else EXIT_REFUSED if result.refusal else EXIT_NOT_FOUND
 
 
 def render(s: dict) -> str:
@@ -121,8 +129,13 @@ def render(s: dict) -> str:
         f"refused:      {name} — {why} (a sample disagreed: the searches went on without it)"
         for name, why in s["reductions_refused"].items()
     ]
+    if s["refused"]:
+        lines.append(f"refused:      {s['refused']} (the worker's search took it as a dead end, or stopped)")
     if s["errors"] and not s["findings"]:
         lines.append(f"verdict:      TOOL ERROR — a worker failed: {s['errors'][0]}: nothing is proven")
+        return "\n".join(lines)
+    if s["refused"] and not s["findings"]:
+        lines.append("verdict:      REFUSED (exit 2) — a step leaves a state of no name: nothing is proven")
         return "\n".join(lines)
     if not s["findings"]:
         lines.append(

@@ -165,14 +165,31 @@ def stdout_to_devnull() -> None:
         pass
 
 
-def said_seen(exc: BaseException, stop: str, as_json: bool = False) -> bool:
-    """Print the safety violations the run had broken before ``exc`` stopped it (``audit.seen``:
-    a stop never hides one), as text or (``as_json``) one JSON object; True when there were any."""
+def stopped_json(exc: BaseException, stop: str, alone: str) -> dict:
+    """The one JSON shape of a run a stop ended midway, in ``simulate``, ``replay``, ``compare``
+    (each row) and ``run`` (docs/exit-codes.md#stopped-json): ``verdict`` ("violation" when the
+    trace up to the stop broke safety, else ``alone``: "handler-raised", "rejected-input" or
+    "refused"), ``stopped`` (what stopped it, in words), ``seen`` (the safety violations before the
+    stop, [] when none) and ``error`` (the stop's message); a handler that raised adds its parts
+    (``finding``: "handler-raised", ``process``, ``input``, ``state``, ``exception``, ``where``,
+    ``scenario``)."""
     found = seen(exc)
-    if found and as_json:
-        print(
-            json.dumps({"verdict": "violation", "seen": found, "stopped": stop, "error": str(exc)}, indent=2)
-        )
+    out = {"verdict": "violation" if found else alone, "stopped": stop, "seen": found, "error": str(exc)}
+    parts = getattr(exc, "as_dict", None)  # protocol.HandlerError's
+    if callable(parts):
+        mine = dict(parts())
+        mine["exception"] = mine.pop("error", None)
+        out |= mine
+    return out
+
+
+def said_seen(exc: BaseException, stop: str, as_json: bool = False, alone: str | None = None) -> bool:
+    """Print the safety violations the run had broken before ``exc`` stopped it (``audit.seen``:
+    a stop never hides one), as text or (``as_json``) one JSON object, ``stopped_json``'s — also
+    without any when ``alone`` names the stop's own verdict; True when there were any."""
+    found = seen(exc)
+    if as_json and (found or alone is not None):
+        print(json.dumps(stopped_json(exc, stop, alone or "violation"), indent=2))
     elif found:
         print(f"VIOLATION (exit 1), seen before the run stopped ({stop}):", flush=True)
         print("\n".join(f"  {line}" for line in found), flush=True)

@@ -29,7 +29,7 @@ from ..audit.seen import note_seen
 from ..protocol import ProtocolError
 from ..protocols.registry import Solution, build_setup
 from ..runs import run_measured
-from ..setups import ConfigError
+from ..setups import ConfigError, NoName
 from ..sim import SimConfig, Simulation
 from ..spec import Flags, Simulated
 from ..trace import TraceWriter
@@ -265,8 +265,8 @@ def _measured(
             return fail(str(exc))
         outcome, raised = exc.result, exc
     except ConfigError as exc:
-        if seen(exc):  # a state of no name after a violation: the command line says both, exit 1
-            raise
+        if seen(exc) or isinstance(exc, NoName):  # a state of no name: the command line says it (exit 1
+            raise  # after a violation, both said; else exit 2, in --json the stop's shape)
         return fail(str(exc))
     except OSError as exc:
         return fail(f"cannot write trace {args.trace}: {exc.strerror}")

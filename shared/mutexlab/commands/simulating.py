@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..waiting import WaitsRaised
-from .common import probability, seconds, seen
+from .common import probability, seconds, seen, stopped_json
 
 
 def add_fault_arguments(parser) -> None:
@@ -233,6 +233,14 @@ def stopped_row(algorithm: str, exc: Exception, events: list[dict] | None) -> tu
     note_seen(exc, events)
     said = exc.finding() if isinstance(exc, HandlerError) else str(exc)
     found = seen(exc)
+    stop, alone = (
+        ("a handler raised", "handler-raised")
+        if isinstance(exc, HandlerError)
+        else ("a handler left a state of no name: refused", "refused")
+        if isinstance(exc, ConfigError)
+        else ("an input was refused", "rejected-input")
+    )
+    row = {"algorithm": algorithm, **stopped_json(exc, stop, alone)}  # the stop's shape, its words in "error"
     if found:
-        return {"algorithm": algorithm, "error": f"UNSAFE, then stopped: {said}", "violations": found}, 1
-    return {"algorithm": algorithm, "error": said}, 2 if isinstance(exc, ConfigError) else 1
+        return row | {"error": f"UNSAFE, then stopped: {said}", "violations": found}, 1
+    return row | {"error": said}, 2 if isinstance(exc, ConfigError) else 1

@@ -87,8 +87,20 @@ def said(
             # no holder named when none entered it: a fork may be with a philosopher who has
             # not entered it (only eating enters it), and "held by nobody" would say otherwise
             text += f" for {', '.join(wants)}" + (f" (held by {', '.join(others)}):" if others else ":")
-        out.append(f"{text} {'what it waits for is unknown' if UNKNOWN in what else lacks(what)}")
+        out.append(f"{text} {'what it waits for is unknown' if UNKNOWN in what else _lacks(proto, what)}")
     return "; ".join(out)
+
+
+def _lacks(proto: Any, what: dict[str, list[str]]) -> str:
+    """``lacks(what)``; for a process whose ``waiting_for()`` names nothing, also the state it is
+    unfinished in and why: a class whose ``final_states`` is empty or does not hold that state (a
+    bee ``DEAD`` but never declared final) reads as stuck, and saying so says what to fix."""
+    finals = getattr(type(proto), "final_states", None)
+    if what or not isinstance(finals, frozenset) or not hasattr(proto, "state"):
+        return lacks(what)
+    cls = type(proto).__name__
+    why = f"{cls}.final_states is empty" if not finals else f"not one of {cls}.final_states"
+    return f"(unfinished in state {proto.state}: {why}; its waiting_for() names nothing)"
 
 
 def _awaited(

@@ -96,6 +96,7 @@ class Transition(NamedTuple):
     schedules: tuple  # action ids added to the pending decisions
     holds: tuple  # ((+1 enter | -1 exit, resource id, units), ...)
     error: str | None = None  # the ProtocolError the input raised (state unchanged)
+    refused: bool = False  # ``error`` is a state of no name (setups.NoName): a dead end (check/model.py)
 
 
 class WorldModel:
@@ -116,8 +117,7 @@ class WorldModel:
         self.rules = rules
         self.rule_params = rules.params(setup.params, list(setup.names.values())) if rules else None
         self.endless = endless
-        self.names = setup.names
-        self.pids = sorted(setup.protocols)
+        self.names, self.pids = setup.names, sorted(setup.protocols)
         self.n = n = len(self.pids)
         self.index = {pid: i for i, pid in enumerate(self.pids)}
         self.reorder = reorder

@@ -75,6 +75,10 @@ class Outcome:
     os_pids: dict[str, int] = field(default_factory=dict)  # name -> its process's pid (from its join)
     # the participants whose final status never came: their last trace batch may be lost (audit/cut.py)
     no_final_status: list[str] = field(default_factory=list)
+    # a run a stop ended (docs/exit-codes.md#stopped-json): what stopped it, in words, and the
+    # safety violations of the trace up to it ([] when none); None and [] for a run not stopped
+    stopped: str | None = None
+    seen: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -126,6 +130,9 @@ def decide(outcome: Outcome, events: list[dict]) -> int:
     # Safety decides "violation"; a run cut short fails only progress checks (findings.py).
     outcome.safe = verdict.safe
     unnamed = [x for r in outcome.rejected for x in r["reasons"] if LEFT_UNNAMED in x]
+    if unnamed:
+        outcome.stopped = "a handler left a state of no name: refused"
+        outcome.seen = [v.describe() for v in verdict.safety]
     if unnamed and outcome.safe:  # a handler left a state of no name: refused, as check, simulate
         outcome.verdict = f"REFUSED (exit 2, as check, simulate and replay refuse it): {unnamed[0]}"
         outcome.safe = False
@@ -152,6 +159,8 @@ def decide(outcome: Outcome, events: list[dict]) -> int:
         programs = bool(raised) and raised == [
             r["process"] for r in outcome.rejected if program_failed(r["reasons"])
         ]
+        outcome.stopped = "a handler raised" if raised else "an input was refused"
+        outcome.seen = [v.describe() for v in verdict.safety]
         said = (
             f"PROGRAM FAILED: the program of {', '.join(raised)} failed (what it did, named below: "
             "not a line of mutexlab)"
