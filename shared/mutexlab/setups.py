@@ -238,7 +238,6 @@ def class_state(setup: Setup) -> dict[str, tuple[Any, Any]]:
     # a global iterator a process holds as its attribute is its own (shared_state refuses a second
     # holder): check steps a copy of it, as the process over RabbitMQ its own module's
     found = Watched({id(v) for proto in setup.protocols.values() for v in attributes(proto).values()})
-    owned = found.owned
     for proto in setup.protocols.values():
         for cls in type(proto).__mro__:
             if cls.__module__.startswith("mutexlab.") or cls is object:
@@ -253,14 +252,13 @@ def class_state(setup: Setup) -> dict[str, tuple[Any, Any]]:
                 found.roots.add(os.path.dirname(os.path.abspath(file)))
             if module is not None:
                 for mine in (module, *beside(module)):  # its file, and the modules beside it it imports
-                    _module_state(found, mine, getattr(mine, "__file__", mine.__name__), owned)
+                    _module_state(found, mine, getattr(mine, "__file__", mine.__name__), found.owned)
     _watch_new(found)  # and the modules beside it loaded by now, imported by its code or not
     return found
 
 
 def _watch_new(kept: dict[str, tuple[Any, Any]]) -> None:
-    """A module beside the file loaded since ``kept`` last looked (a handler's ``import parts``):
-    watched from now on (``Watched.new_modules``)."""
+    """Watch the modules beside the file loaded since ``kept`` last looked (``Watched.new_modules``)."""
     if isinstance(kept, Watched):
         for mine in kept.new_modules():
             _module_state(kept, mine, getattr(mine, "__file__", mine.__name__), kept.owned)
@@ -402,9 +400,8 @@ MEMO = (
 
 
 def class_state_changed(kept: dict[str, tuple[Any, Any]]) -> str | None:
-    """Which of ``class_state``'s values a handler changed (it is every process's at once), or None.
-    A module beside the file that a handler imported as it ran is watched from then on."""
-    _watch_new(kept)
+    """Which of ``class_state``'s values a handler changed (it is every process's at once), or None."""
+    _watch_new(kept)  # (a module beside the file a handler imported as it ran: watched from now on)
     for name, (value, before) in kept.items():
         if value == before:
             continue
