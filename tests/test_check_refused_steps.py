@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import missing
 from outsider_edits import said
 
 from mutexlab.check import core
@@ -116,8 +117,8 @@ def _outcome(which: str | None, path: Path, reductions: bool, monkeypatch) -> tu
 def test_the_cores_take_a_refused_step_alike(name, reductions, tmp_path, monkeypatch):
     """The compiled core, its twin and the model's own search: the same worlds, counts, refusal
     and finding (a core that stopped at the refusal, or took it as a finding, differs)."""
-    if core.CCore is None:
-        pytest.skip("the compiled search core is not built")
+    if core.CCore is None:  # under CI a failure: a build older than INTERFACE 9 is not used either
+        missing("the compiled search core (pip install -e . builds check/_core.c with gcc)")
     path = _gone(tmp_path, name)
     base = _outcome(None, path, reductions, monkeypatch)
     assert _outcome("python", path, reductions, monkeypatch) == base
