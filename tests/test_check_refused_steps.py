@@ -201,6 +201,18 @@ def test_a_stopped_run_has_one_json_shape(cli, tmp_path):
     assert stopped[0]["verdict"] == "refused", stopped[0]
 
 
+def test_a_compare_row_of_bad_arguments_is_no_refused_stop(cli):
+    """Before: `"verdict": "refused", "stopped": "a handler left a state of no name: refused"` for
+    an option the algorithm does not take — no handler ran, nothing was refused. Now its row is the
+    error alone, exit 2, as before the one stopped shape."""
+    done = cli("compare", "--algorithms", "maekawa", "-N", "3", "-M", "1", "--option", 'k="x"', "--json")
+    row = json.loads(done.stdout)["runs"][0]
+    assert done.returncode == 2 and row == {
+        "algorithm": "maekawa",
+        "error": "maekawa does not take option(s) k (it takes: initial_clocks, quorums, requests)",
+    }, said(done)
+
+
 def test_the_monitors_summary_carries_the_stop_and_what_it_saw(cli, tmp_path):
     """``run --json``'s summary (the monitor's ``Outcome``): before, neither ``stopped`` nor
     ``seen``; now both, as ``simulate --json`` gives them ([] when nothing was broken)."""

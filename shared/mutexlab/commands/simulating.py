@@ -228,19 +228,23 @@ def stopped_row(algorithm: str, exc: Exception, events: list[dict] | None) -> tu
     1 for a finding): a stop never hides a violation (``audit.seen``)."""
     from ..audit.seen import note_seen  # noqa: PLC0415 - the audit only for a run stopped midway
     from ..protocol import HandlerError  # noqa: PLC0415
-    from ..setups import ConfigError  # noqa: PLC0415
+    from ..setups import ConfigError, NoName  # noqa: PLC0415
 
     note_seen(exc, events)
     said = exc.finding() if isinstance(exc, HandlerError) else str(exc)
     found = seen(exc)
+    if isinstance(exc, ConfigError) and not isinstance(exc, NoName):  # bad arguments: no run to stop
+        if found:
+            return {"algorithm": algorithm, "error": f"UNSAFE, then stopped: {said}", "violations": found}, 1
+        return {"algorithm": algorithm, "error": said}, 2
     stop, alone = (
         ("a handler raised", "handler-raised")
         if isinstance(exc, HandlerError)
         else ("a handler left a state of no name: refused", "refused")
-        if isinstance(exc, ConfigError)
+        if isinstance(exc, NoName)
         else ("an input was refused", "rejected-input")
     )
     row = {"algorithm": algorithm, **stopped_json(exc, stop, alone)}  # the stop's shape, its words in "error"
     if found:
         return row | {"error": f"UNSAFE, then stopped: {said}", "violations": found}, 1
-    return row | {"error": said}, 2 if isinstance(exc, ConfigError) else 1
+    return row | {"error": said}, 2 if isinstance(exc, NoName) else 1
