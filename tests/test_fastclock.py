@@ -156,25 +156,25 @@ BROKEN_C = {
     "a block counted only when all of it is news": ("news |= t > m", "news &= t > m"),
     "the maximum taken as the minimum": ("(t & greater) | (c & ~greater)", "(c & greater) | (t & ~greater)"),
     "the last entry never compared": ("while (i < n &&", "while (i < n - 1 &&"),
-    "a change that takes no new serial": ("    self->family->serial++;\n", ""),
+    "a change that takes no new serial": ("token->serial = ++self->family->serial;", "token->serial = self->family->serial;"),
     "a tick that writes the array it shares": (
-        "PyObject *counts = PyObject_CallMethodNoArgs(self->counts, str_copy);",
-        "PyObject *counts = Py_NewRef(self->counts);",
+        "Token *t = alone(self) && !widens ? mine",
+        "Token *t = !widens ? mine",
     ),
     "news written into an array that a message or an event still holds": (
-        "alone = Py_REFCNT(self->counts) == 3 &&",
-        "alone = Py_REFCNT(self->counts) >= 3 &&",
+        "Token *t = alone(self) && keeps_width ? mine",
+        "Token *t = keeps_width ? mine",
     ),
     "news written into an array whose token a message or an event still holds": (
-        "Py_REFCNT(self->token) == 1 &&",
-        "Py_REFCNT(self->token) >= 1 &&",
+        "return Py_REFCNT(self->token) == 1;",
+        "return Py_REFCNT(self->token) >= 1;",
     ),
 }
 
 
 BROKEN_C["a receive skipped when the sender's own entry brings nothing (merge_unseen)"] = (
     "Py_ssize_t first = mine_wide != theirs_wide ?",
-    "Py_ssize_t first = !seen && entry_at(b.buf, theirs_wide, sender) <= entry_at(a->buf, mine_wide, sender) ? n"
+    "Py_ssize_t first = !seen && entry_at(p.buf, theirs_wide, p.sender) <= entry_at(counts, mine_wide, p.sender) ? n"
     " : mine_wide != theirs_wide ?",
 )
 
@@ -351,8 +351,8 @@ def test_a_serial_beyond_32_bits_taken_for_one_read_is_caught(tmp_path, monkeypa
     """The broken build compares the cut serial: the first token beyond 32 bits (kept as 0, like
     none read) is taken for one read and its news lost."""
     monkeypatch.setenv("MUTEXLAB_CACHE", str(tmp_path / "cache"))
-    old = "serial <= UINT32_MAX && self->last[sender] == (uint32_t)serial"
-    module = fastclock.load(broken_source(tmp_path, old, "self->last[sender] == kept(serial)"))
+    old = "p.serial <= UINT32_MAX && self->last[p.sender] == (uint32_t)p.serial"
+    module = fastclock.load(broken_source(tmp_path, old, "self->last[p.sender] == kept(p.serial)"))
     assert module is not None
     check_wide_serials(module, 0)  # within 32 bits the broken build is right
     with pytest.raises(AssertionError):

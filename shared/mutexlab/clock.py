@@ -202,6 +202,14 @@ class LocalEventClock:
         return self.token
 
 
+def is_token(vc: object) -> bool:
+    """Whether ``vc`` is a ``LocalEventClocks`` token: numpy's clocks' ``(serial, counts, sender)``
+    tuple, or ``fastclock``'s ``Token``, which reads as that tuple (``token[1]``: a view of its
+    counts) and is one object (merge.c: the compact token)."""
+    kind = type(vc)
+    return isinstance(vc, tuple) or (kind.__name__ == "Token" and kind.__module__ == "_mutexlab_merge")
+
+
 class ClockView:
     """A read-only ``{name: count}`` view of a ``LocalEventClocks`` array, for the audit."""
 
