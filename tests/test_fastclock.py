@@ -232,11 +232,12 @@ def token_stream(module, how: str, seed: int, n: int = 5, steps: int = 600) -> l
     return out
 
 
-@pytest.mark.parametrize("how", ["merge", "merge_unseen"])
+@pytest.mark.parametrize("how", ["merge", "merge_unseen", "__call__"])
 def test_merge_unseen_gives_merges_tokens(how):
-    """``merge_unseen`` (the fast loop's, without the table of serials last read) returns what
-    ``merge`` and numpy's clocks return, token for token, serials included, also for a token it
-    took before (compared again: no news, the same token back)."""
+    """``merge_unseen`` (the fast loop's, without the table of serials last read), and the clock
+    called (``clock(token)``: the same, as the fast loop calls it), return what ``merge`` and
+    numpy's clocks return, token for token, serials included, also for a token it took before
+    (compared again: no news, the same token back)."""
     module = fastclock.compiled()
     assert module is not None
     for seed in range(4):
@@ -253,9 +254,10 @@ def test_a_broken_merge_unseen_is_caught_by_the_token_stream(tmp_path, monkeypat
 
 
 def test_the_fast_loop_merges_with_merge_unseen():
-    """The tallied fast loop binds each compiled clock's ``merge_unseen`` (merge.c: it skips the
-    table of serials last read, the P = 400 merge's costliest load); a run rebinding ``merge``
-    would be the same run, only slower, which no other test sees."""
+    """The tallied fast loop binds each compiled clock itself, whose call is its ``merge_unseen``
+    (merge.c: it skips the table of serials last read, the P = 400 merge's costliest load, and a
+    receive touches no bound method); a run rebinding ``merge`` would be the same run, only
+    slower, which no other test sees."""
     setup = make_setup("bees", 6, {"flowers": 1, "reeds": 2}, 0)
     audit = StreamAudit()
     names = [setup.names[p] for p in sorted(setup.names)]
@@ -264,7 +266,7 @@ def test_the_fast_loop_merges_with_merge_unseen():
     sim = Simulation(setup, SimConfig(seed=0), trace, trace_bodies=False)
     sim.run()
     clocks, merges = sim._fast_clocks  # noqa: SLF001 - what the fast loop bound
-    assert merges and all(merges[pid][0] == clocks[pid].merge_unseen for pid in clocks)
+    assert merges and all(merges[pid][0] is clocks[pid] for pid in clocks)
 
 
 def test_a_refused_token_is_read_again_when_it_comes_back():
