@@ -103,7 +103,8 @@ class LocalEventClocks:
     whole clock in C (``clock`` gives it when built). Docs: docs/architecture.md#scaling.
 
     A clock's ``token`` is ``(serial, counts, sender index)``: ``serial`` numbers each distinct
-    array, so a receiver skips a message whose clock is the one it last took from that sender.
+    array, so a receiver skips a message whose clock is the one it last took from that sender
+    (``fastclock``'s ``Token`` is that triple as one object; ``is_token`` knows both).
     """
 
     def __init__(self, names: list[str], compiled: bool = True) -> None:

@@ -7,28 +7,35 @@
  * only read.
  *
  * Family(zero, serial=0): the serials of one family of clocks (zero: its array of n zeros, every
- * clock's first counts, array("B") or array("i"); serial: the last one given out before the first). Clock(family, own): one process's clock, with counts, token (serial, counts, own),
- * tick() and merge(token) as clock.LocalEventClock has them. Invariants: a counts array is never
- * written once it is a clock's (a change makes a new one, by the array's own __copy__); serials
- * are given out one after another by the family, one per tick and one per merge that brings news;
- * last[s] is the serial of the last token merge() read from sender s (merge_unseen reads and leaves it), in 32 bits (half the memory of
- * the P×P table, whose one random read per receive is the merge's costliest load at P = 400): a
- * serial beyond them is kept as 0, which no token's serial equals, so such a token is compared.
+ * clock's first counts, array("B") or array("i"); serial: the last one given out before the
+ * first). Clock(family, own): one process's clock, with counts, token, tick() and merge(token) as
+ * clock.LocalEventClock has them; clock(token) is clock.merge_unseen(token). A token is a Token
+ * (below): serial, counts and sender in one object, read as the tuple (serial, counts, own) the
+ * plain clock gives; merge() also takes such a tuple. Invariants: a token is never changed while
+ * anything but its clock holds it (a change makes a new one, or, when the clock holds it `alone`,
+ * is written into it); serials are given out one after another by the family, one per tick and
+ * one per merge that brings news; last[s] is the serial of the last token merge() read from
+ * sender s (merge_unseen reads and leaves it), in 32 bits (half the memory of the P×P table, whose
+ * one random read per receive is the merge's costliest load at P = 400): a serial beyond them is
+ * kept as 0, which no token's serial equals, so such a token is compared.
  *
- * Narrow counts (the one place they are decided): a counts array holds its entries in one byte
- * each (array("B"): narrow) or in 32 bits (array("i"): wide). A family whose zero is narrow starts
- * every clock narrow; a tick past 255 makes that clock's array wide (widen), and a merge gives the
- * wider of the two widths whenever it makes a new array, so a clock once wide stays wide. The
- * entries, the serials and so every token's counts read as the same numbers as with wide arrays
- * alone (tests/test_fastclock.py compares both, and numpy's clocks, across 255). What it buys: a
- * receive at bees P = 400 compares 2 × 400 bytes instead of 2 × 1,600, and the arrays that messages
- * in flight keep alive take a quarter of the memory (the audit's cost grew with P through them).
+ * Narrow counts (the one place they are decided): a token holds its entries in one byte each
+ * (narrow: its counts read as array("B") does) or in 32 bits (wide: "i"). A family whose zero is
+ * narrow starts every clock narrow; a tick past 255 makes that clock's token wide, and a merge
+ * gives the wider of the two widths whenever it makes a new token, so a clock once wide stays
+ * wide. The entries, the serials and so every token's counts read as the same numbers as with wide
+ * counts alone (tests/test_narrow_counts.py compares both, and plain clocks, across 255). What it
+ * buys: a receive at bees P = 400 compares 2 × 400 bytes instead of 2 × 1,600, and the tokens that
+ * messages in flight keep alive take a quarter of the memory.
  *
- * A receive without a copy (tests/test_fastclock_reuse.py holds it to a plain clock): a clock reads
- * its own counts through a view it holds (Clock.view), not through a buffer call on the array each
- * receive; whether the clock is `alone` is asked only on news; and when it is, the news is written
- * into its array and its token tuple takes the new serial itself (take): a receive with news then
- * allocates the serial alone. Nothing another holds is ever written: `alone` is that nothing does. */
+ * The compact token (docs/benchmarks.md#compact-token): a receive reads the sender's token as one
+ * run of lines (header, serial, sender, counts), where a tuple token was four cold objects (the
+ * tuple, its serial int, the array and the array's buffer), and a change makes one object where
+ * it made four. A receive without a copy (tests/test_fastclock_reuse.py holds it to a plain
+ * clock): whether the clock holds its token `alone` is asked only on a change; when it does, the
+ * change is written into the token itself under the new serial (take): nothing is allocated.
+ * Nothing another holds is ever written: `alone` is that nothing does (a view of a token's counts
+ * holds a reference to it, so a token with a view out is never alone). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
