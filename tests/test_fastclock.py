@@ -156,16 +156,19 @@ BROKEN_C = {
     "a block counted only when all of it is news": ("news |= t > m", "news &= t > m"),
     "the maximum taken as the minimum": ("(t & greater) | (c & ~greater)", "(c & greater) | (t & ~greater)"),
     "the last entry never compared": ("while (i < n &&", "while (i < n - 1 &&"),
-    "a change that takes no new serial": ("token->serial = ++self->family->serial;", "token->serial = self->family->serial;"),
-    "a tick that writes the array it shares": (
+    "a change that takes no new serial": (
+        "token->serial = ++self->family->serial;",
+        "token->serial = self->family->serial;",
+    ),
+    "a tick that writes the token it shares": (
         "Token *t = alone(self) && !widens ? mine",
         "Token *t = !widens ? mine",
     ),
-    "news written into an array that a message or an event still holds": (
+    "news written into a token a message or an event still holds (the merge not asking)": (
         "Token *t = alone(self) && keeps_width ? mine",
         "Token *t = keeps_width ? mine",
     ),
-    "news written into an array whose token a message or an event still holds": (
+    "a token taken for its clock's alone while a message or an event still holds it": (
         "return Py_REFCNT(self->token) == 1;",
         "return Py_REFCNT(self->token) >= 1;",
     ),
@@ -176,6 +179,11 @@ BROKEN_C["a receive skipped when the sender's own entry brings nothing (merge_un
     "Py_ssize_t first = mine_wide != theirs_wide ?",
     "Py_ssize_t first = !seen && entry_at(p.buf, theirs_wide, p.sender) <= entry_at(counts, mine_wide, p.sender) ? n"
     " : mine_wide != theirs_wide ?",
+)
+
+BROKEN_C["the clock called without merging (the fast loop's call)"] = (
+    "    return merge_token((Clock *)self, args[0], 0);\n}",
+    "    return Py_NewRef((PyObject *)((Clock *)self)->token);\n}",
 )
 
 
