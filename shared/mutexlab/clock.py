@@ -11,8 +11,8 @@ only so the audit can decide happened-before.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 
 if TYPE_CHECKING:
     import numpy as np
@@ -203,7 +203,7 @@ class LocalEventClock:
         return self.token
 
 
-def is_token(vc: object) -> bool:
+def is_token(vc: object) -> TypeGuard[Sequence[Any]]:
     """Whether ``vc`` is a ``LocalEventClocks`` token: numpy's clocks' ``(serial, counts, sender)``
     tuple, or ``fastclock``'s ``Token``, which reads as that tuple (``token[1]``: a view of its
     counts) and is one object (merge.c: the compact token)."""
