@@ -156,26 +156,34 @@ BROKEN_C = {
     "a block counted only when all of it is news": ("news |= t > m", "news &= t > m"),
     "the maximum taken as the minimum": ("(t & greater) | (c & ~greater)", "(c & greater) | (t & ~greater)"),
     "the last entry never compared": ("while (i < n &&", "while (i < n - 1 &&"),
-    "a change that takes no new serial": ("    self->family->serial++;\n", ""),
-    "a tick that writes the array it shares": (
-        "PyObject *counts = PyObject_CallMethodNoArgs(self->counts, str_copy);",
-        "PyObject *counts = Py_NewRef(self->counts);",
+    "a change that takes no new serial": (
+        "token->serial = ++self->family->serial;",
+        "token->serial = self->family->serial;",
     ),
-    "news written into an array that a message or an event still holds": (
-        "alone = Py_REFCNT(self->counts) == 3 &&",
-        "alone = Py_REFCNT(self->counts) >= 3 &&",
+    "a tick that writes the token it shares": (
+        "Token *t = alone(self) && !widens ? mine",
+        "Token *t = !widens ? mine",
     ),
-    "news written into an array whose token a message or an event still holds": (
-        "Py_REFCNT(self->token) == 1 &&",
-        "Py_REFCNT(self->token) >= 1 &&",
+    "news written into a token a message or an event still holds (the merge not asking)": (
+        "Token *t = alone(self) && keeps_width ? mine",
+        "Token *t = keeps_width ? mine",
+    ),
+    "a token taken for its clock's alone while a message or an event still holds it": (
+        "return Py_REFCNT(self->token) == 1;",
+        "return Py_REFCNT(self->token) >= 1;",
     ),
 }
 
 
 BROKEN_C["a receive skipped when the sender's own entry brings nothing (merge_unseen)"] = (
     "Py_ssize_t first = mine_wide != theirs_wide ?",
-    "Py_ssize_t first = !seen && entry_at(b.buf, theirs_wide, sender) <= entry_at(a->buf, mine_wide, sender) ? n"
+    "Py_ssize_t first = !seen && entry_at(p.buf, theirs_wide, p.sender) <= entry_at(counts, mine_wide, p.sender) ? n"
     " : mine_wide != theirs_wide ?",
+)
+
+BROKEN_C["the clock called without merging (the fast loop's call)"] = (
+    "    return merge_token((Clock *)self, args[0], 0);\n}",
+    "    return Py_NewRef((PyObject *)((Clock *)self)->token);\n}",
 )
 
 
@@ -232,11 +240,12 @@ def token_stream(module, how: str, seed: int, n: int = 5, steps: int = 600) -> l
     return out
 
 
-@pytest.mark.parametrize("how", ["merge", "merge_unseen"])
+@pytest.mark.parametrize("how", ["merge", "merge_unseen", "__call__"])
 def test_merge_unseen_gives_merges_tokens(how):
-    """``merge_unseen`` (the fast loop's, without the table of serials last read) returns what
-    ``merge`` and numpy's clocks return, token for token, serials included, also for a token it
-    took before (compared again: no news, the same token back)."""
+    """``merge_unseen`` (the fast loop's, without the table of serials last read), and the clock
+    called (``clock(token)``: the same, as the fast loop calls it), return what ``merge`` and
+    numpy's clocks return, token for token, serials included, also for a token it took before
+    (compared again: no news, the same token back)."""
     module = fastclock.compiled()
     assert module is not None
     for seed in range(4):
@@ -253,9 +262,10 @@ def test_a_broken_merge_unseen_is_caught_by_the_token_stream(tmp_path, monkeypat
 
 
 def test_the_fast_loop_merges_with_merge_unseen():
-    """The tallied fast loop binds each compiled clock's ``merge_unseen`` (merge.c: it skips the
-    table of serials last read, the P = 400 merge's costliest load); a run rebinding ``merge``
-    would be the same run, only slower, which no other test sees."""
+    """The tallied fast loop binds each compiled clock itself, whose call is its ``merge_unseen``
+    (merge.c: it skips the table of serials last read, the P = 400 merge's costliest load, and a
+    receive touches no bound method); a run rebinding ``merge`` would be the same run, only
+    slower, which no other test sees."""
     setup = make_setup("bees", 6, {"flowers": 1, "reeds": 2}, 0)
     audit = StreamAudit()
     names = [setup.names[p] for p in sorted(setup.names)]
@@ -264,7 +274,7 @@ def test_the_fast_loop_merges_with_merge_unseen():
     sim = Simulation(setup, SimConfig(seed=0), trace, trace_bodies=False)
     sim.run()
     clocks, merges = sim._fast_clocks  # noqa: SLF001 - what the fast loop bound
-    assert merges and all(merges[pid][0] == clocks[pid].merge_unseen for pid in clocks)
+    assert merges and all(merges[pid][0] is clocks[pid] for pid in clocks)
 
 
 def test_a_refused_token_is_read_again_when_it_comes_back():
@@ -351,8 +361,8 @@ def test_a_serial_beyond_32_bits_taken_for_one_read_is_caught(tmp_path, monkeypa
     """The broken build compares the cut serial: the first token beyond 32 bits (kept as 0, like
     none read) is taken for one read and its news lost."""
     monkeypatch.setenv("MUTEXLAB_CACHE", str(tmp_path / "cache"))
-    old = "serial <= UINT32_MAX && self->last[sender] == (uint32_t)serial"
-    module = fastclock.load(broken_source(tmp_path, old, "self->last[sender] == kept(serial)"))
+    old = "p.serial <= UINT32_MAX && self->last[p.sender] == (uint32_t)p.serial"
+    module = fastclock.load(broken_source(tmp_path, old, "self->last[p.sender] == kept(p.serial)"))
     assert module is not None
     check_wide_serials(module, 0)  # within 32 bits the broken build is right
     with pytest.raises(AssertionError):

@@ -11,8 +11,8 @@ only so the audit can decide happened-before.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 
 if TYPE_CHECKING:
     import numpy as np
@@ -103,7 +103,8 @@ class LocalEventClocks:
     whole clock in C (``clock`` gives it when built). Docs: docs/architecture.md#scaling.
 
     A clock's ``token`` is ``(serial, counts, sender index)``: ``serial`` numbers each distinct
-    array, so a receiver skips a message whose clock is the one it last took from that sender.
+    array, so a receiver skips a message whose clock is the one it last took from that sender
+    (``fastclock``'s ``Token`` is that triple as one object; ``is_token`` knows both).
     """
 
     def __init__(self, names: list[str], compiled: bool = True) -> None:
@@ -200,6 +201,14 @@ class LocalEventClock:
             self.counts = family._maximum(mine, theirs)  # noqa: SLF001 - the family's bound np.maximum
             self.token = (family.next_serial(), self.counts, self.own)
         return self.token
+
+
+def is_token(vc: object) -> TypeGuard[Sequence[Any]]:
+    """Whether ``vc`` is a ``LocalEventClocks`` token: numpy's clocks' ``(serial, counts, sender)``
+    tuple, or ``fastclock``'s ``Token``, which reads as that tuple (``token[1]``: a view of its
+    counts) and is one object (merge.c: the compact token)."""
+    kind = type(vc)
+    return isinstance(vc, tuple) or (kind.__name__ == "Token" and kind.__module__ == "_mutexlab_merge")
 
 
 class ClockView:

@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from ..clock import ClockView
+from ..clock import ClockView, is_token
 from ..setups import capacity_of
 from ..trace import TraceError
 from .exclusive import ExclusiveStream, InexactStream
@@ -91,7 +91,7 @@ class StreamAudit:
                 exclusive.feed(held)
                 return
         vc = event.get("vc")
-        if isinstance(vc, tuple):  # a local-event clock token: (serial, counts, sender index)
+        if is_token(vc):  # a local-event clock token: (serial, counts, sender index)
             assert self.index is not None
             if self._whole or kind == "enter":
                 vc = ClockView(self.index, vc[1])

@@ -13,13 +13,15 @@ The same clocks, element for element, with the same serials: ``tests/test_fastcl
 both over the same runs and compares every token the audit reads, the verdicts and the findings;
 broken builds are caught there; both refuse a token whose serial is below 0 (ValueError).
 ``merge(mine, theirs, spare)`` is the comparison and maximum
-alone, held to numpy's on every small pair of clocks. The compiled clocks' counts take a byte an
-entry (``array("B")``) until a process counts past 255, when its array becomes ``array("i")``
-(merge.c: narrow counts): a receive reads a quarter of the bytes, and the arrays messages in
-flight keep alive take a quarter of the memory; ``tests/test_narrow_counts.py`` holds them to
-plain and to wide clocks across 255. A clock reads its own counts through a view it holds, and a
-receive with news to a clock nothing else sees writes its array and gives its token the new
-serial in place (merge.c: a receive without a copy; ``tests/test_fastclock_reuse.py``).
+alone, held to numpy's on every small pair of clocks. A compiled clock's token is one object
+(``Token``: serial, sender and counts in one allocation, read as the plain clock's tuple
+``(serial, counts, own)``, its counts a read-only view; merge.c: the compact token), and the clock
+called is its ``merge_unseen`` (the fast loop binds the clock, not a bound method). Its counts
+take a byte an entry until a process counts past 255, then 32 bits (merge.c: narrow counts): a
+receive reads a quarter of the bytes, and the tokens messages in flight keep alive take a quarter
+of the memory; ``tests/test_narrow_counts.py`` holds them to plain and to wide clocks across 255.
+A change to a clock whose token nothing else holds is written into that token under the new
+serial (merge.c: a receive without a copy; ``tests/test_fastclock_reuse.py``).
 
 It is built with the C compiler on first use into the cache directory (``cache_dir``), named
 by the source's digest, its flags and the interpreter's ABI, so an edited source builds anew. Without a

@@ -7,28 +7,35 @@
  * only read.
  *
  * Family(zero, serial=0): the serials of one family of clocks (zero: its array of n zeros, every
- * clock's first counts, array("B") or array("i"); serial: the last one given out before the first). Clock(family, own): one process's clock, with counts, token (serial, counts, own),
- * tick() and merge(token) as clock.LocalEventClock has them. Invariants: a counts array is never
- * written once it is a clock's (a change makes a new one, by the array's own __copy__); serials
- * are given out one after another by the family, one per tick and one per merge that brings news;
- * last[s] is the serial of the last token merge() read from sender s (merge_unseen reads and leaves it), in 32 bits (half the memory of
- * the P×P table, whose one random read per receive is the merge's costliest load at P = 400): a
- * serial beyond them is kept as 0, which no token's serial equals, so such a token is compared.
+ * clock's first counts, array("B") or array("i"); serial: the last one given out before the
+ * first). Clock(family, own): one process's clock, with counts, token, tick() and merge(token) as
+ * clock.LocalEventClock has them; clock(token) is clock.merge_unseen(token). A token is a Token
+ * (below): serial, counts and sender in one object, read as the tuple (serial, counts, own) the
+ * plain clock gives; merge() also takes such a tuple. Invariants: a token is never changed while
+ * anything but its clock holds it (a change makes a new one, or, when the clock holds it `alone`,
+ * is written into it); serials are given out one after another by the family, one per tick and
+ * one per merge that brings news; last[s] is the serial of the last token merge() read from
+ * sender s (merge_unseen reads and leaves it), in 32 bits (half the memory of the P×P table, whose
+ * one random read per receive is the merge's costliest load at P = 400): a serial beyond them is
+ * kept as 0, which no token's serial equals, so such a token is compared.
  *
- * Narrow counts (the one place they are decided): a counts array holds its entries in one byte
- * each (array("B"): narrow) or in 32 bits (array("i"): wide). A family whose zero is narrow starts
- * every clock narrow; a tick past 255 makes that clock's array wide (widen), and a merge gives the
- * wider of the two widths whenever it makes a new array, so a clock once wide stays wide. The
- * entries, the serials and so every token's counts read as the same numbers as with wide arrays
- * alone (tests/test_fastclock.py compares both, and numpy's clocks, across 255). What it buys: a
- * receive at bees P = 400 compares 2 × 400 bytes instead of 2 × 1,600, and the arrays that messages
- * in flight keep alive take a quarter of the memory (the audit's cost grew with P through them).
+ * Narrow counts (the one place they are decided): a token holds its entries in one byte each
+ * (narrow: its counts read as array("B") does) or in 32 bits (wide: "i"). A family whose zero is
+ * narrow starts every clock narrow; a tick past 255 makes that clock's token wide, and a merge
+ * gives the wider of the two widths whenever it makes a new token, so a clock once wide stays
+ * wide. The entries, the serials and so every token's counts read as the same numbers as with wide
+ * counts alone (tests/test_narrow_counts.py compares both, and plain clocks, across 255). What it
+ * buys: a receive at bees P = 400 compares 2 × 400 bytes instead of 2 × 1,600, and the tokens that
+ * messages in flight keep alive take a quarter of the memory.
  *
- * A receive without a copy (tests/test_fastclock_reuse.py holds it to a plain clock): a clock reads
- * its own counts through a view it holds (Clock.view), not through a buffer call on the array each
- * receive; whether the clock is `alone` is asked only on news; and when it is, the news is written
- * into its array and its token tuple takes the new serial itself (take): a receive with news then
- * allocates the serial alone. Nothing another holds is ever written: `alone` is that nothing does. */
+ * The compact token (docs/benchmarks.md#compact-token): a receive reads the sender's token as one
+ * run of lines (header, serial, sender, counts), where a tuple token was four cold objects (the
+ * tuple, its serial int, the array and the array's buffer), and a change makes one object where
+ * it made four. A receive without a copy (tests/test_fastclock_reuse.py holds it to a plain
+ * clock): whether the clock holds its token `alone` is asked only on a change; when it does, the
+ * change is written into the token itself under the new serial (take): nothing is allocated.
+ * Nothing another holds is ever written: `alone` is that nothing does (a view of a token's counts
+ * holds a reference to it, so a token with a view out is never alone). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
@@ -170,7 +177,127 @@ release_a:
     return result;
 }
 
-static PyObject *str_copy; /* "__copy__": how a counts array is copied, as the plain clock does */
+/* -- Token ----------------------------------------------------------------------------------- */
+/* A clock's token as one object (the one compact-token place): its serial, its sender and its n
+ * counts in one allocation, the counts inline after the header, narrow (a byte) or wide (32 bits).
+ * A receive reads the token's header and its counts as one run of lines, where a tuple token was a
+ * tuple, a serial int, an array and the array's separately allocated buffer (four cold objects,
+ * four frees). It reads as the tuple it replaces: token[0] the serial, token[1] the counts (a
+ * read-only memoryview of the token itself: "B" or "i"), token[2] the sender, len 3, unpacking;
+ * and by name (serial, counts, sender). Not tracked by the cyclic collector: it holds no object. */
+typedef struct {
+    PyObject_VAR_HEAD /* ob_size: the counts' bytes */
+    long long serial;
+    Py_ssize_t sender;
+    Py_ssize_t n;        /* entries */
+    Py_ssize_t itemsize; /* 1 (narrow) or 4 (wide) */
+    int64_t counts[];    /* the entries, n × itemsize bytes (int64_t: aligned for int32 reads) */
+} Token;
+
+static PyTypeObject TokenType;
+
+#define TOKEN_COUNTS(t) ((void *)(t)->counts)
+
+/* A new token of n entries, each itemsize bytes, its counts not yet written. */
+static Token *token_new(Py_ssize_t n, Py_ssize_t itemsize, long long serial, Py_ssize_t sender) {
+    Token *t = PyObject_NewVar(Token, &TokenType, n * itemsize);
+    if (t == NULL) return NULL;
+    t->serial = serial;
+    t->sender = sender;
+    t->n = n;
+    t->itemsize = itemsize;
+    return t;
+}
+
+static void Token_dealloc(Token *self) { PyObject_Free(self); }
+
+static Py_ssize_t Token_length(Token *self) { return 3; }
+
+static PyObject *Token_item(Token *self, Py_ssize_t i) {
+    switch (i) {
+    case 0: return PyLong_FromLongLong(self->serial);
+    case 1: return PyMemoryView_FromObject((PyObject *)self);
+    case 2: return PyLong_FromSsize_t(self->sender);
+    default: PyErr_SetString(PyExc_IndexError, "a token is (serial, counts, sender)"); return NULL;
+    }
+}
+
+static int Token_getbuffer(Token *self, Py_buffer *view, int flags) {
+    if (flags & PyBUF_WRITABLE) { /* a token's counts are never written through a view */
+        PyErr_SetString(PyExc_BufferError, "a token's counts are read-only");
+        view->obj = NULL;
+        return -1;
+    }
+    view->obj = Py_NewRef(self);
+    view->buf = TOKEN_COUNTS(self);
+    view->len = self->n * self->itemsize;
+    view->readonly = 1;
+    view->itemsize = self->itemsize;
+    view->format = (flags & PyBUF_FORMAT) ? (self->itemsize == 4 ? "i" : "B") : NULL;
+    view->ndim = 1;
+    view->shape = (flags & PyBUF_ND) ? &self->n : NULL;
+    view->strides = (flags & PyBUF_STRIDES) == PyBUF_STRIDES ? &self->itemsize : NULL;
+    view->suboffsets = NULL;
+    view->internal = NULL;
+    return 0;
+}
+
+static PyObject *Token_get_serial(Token *self, void *c) { return PyLong_FromLongLong(self->serial); }
+static PyObject *Token_get_sender(Token *self, void *c) { return PyLong_FromSsize_t(self->sender); }
+static PyObject *Token_get_counts(Token *self, void *c) { return PyMemoryView_FromObject((PyObject *)self); }
+
+static inline int32_t token_entry(const Token *t, Py_ssize_t i) { return entry_at(TOKEN_COUNTS(t), t->itemsize == 4, i); }
+
+/* [serial, [counts...], sender]: what a tuple token gives to json through its array's tolist. */
+static PyObject *Token_tolist(Token *self, PyObject *unused) {
+    PyObject *counts = PyList_New(self->n);
+    if (counts == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < self->n; i++) {
+        PyObject *v = PyLong_FromLong(token_entry(self, i));
+        if (v == NULL) {
+            Py_DECREF(counts);
+            return NULL;
+        }
+        PyList_SET_ITEM(counts, i, v);
+    }
+    return Py_BuildValue("[LNn]", self->serial, counts, self->sender);
+}
+
+static PyObject *Token_repr(Token *self) {
+    PyObject *list = Token_tolist(self, NULL);
+    if (list == NULL) return NULL;
+    PyObject *r = PyUnicode_FromFormat("Token%R", list);
+    Py_DECREF(list);
+    return r;
+}
+
+static PySequenceMethods Token_as_sequence = {.sq_length = (lenfunc)Token_length, .sq_item = (ssizeargfunc)Token_item};
+static PyBufferProcs Token_as_buffer = {.bf_getbuffer = (getbufferproc)Token_getbuffer};
+
+static PyGetSetDef Token_getset[] = {
+    {"serial", (getter)Token_get_serial, NULL, "the token's serial (0: a clock's first)", NULL},
+    {"counts", (getter)Token_get_counts, NULL, "its counts, a read-only memoryview (\"B\" or \"i\")", NULL},
+    {"sender", (getter)Token_get_sender, NULL, "its clock's own index", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMethodDef Token_methods[] = {
+    {"tolist", (PyCFunction)Token_tolist, METH_NOARGS, "[serial, [counts], sender]"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject TokenType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "_mutexlab_merge.Token",
+    .tp_basicsize = offsetof(Token, counts),
+    .tp_itemsize = 1,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_dealloc = (destructor)Token_dealloc,
+    .tp_repr = (reprfunc)Token_repr,
+    .tp_as_sequence = &Token_as_sequence,
+    .tp_as_buffer = &Token_as_buffer,
+    .tp_getset = Token_getset,
+    .tp_methods = Token_methods,
+};
 
 /* -- Family ---------------------------------------------------------------------------------- */
 typedef struct {
@@ -237,22 +364,14 @@ static inline uint32_t kept(long long serial) { return serial > 0 && serial <= U
 /* -- Clock ----------------------------------------------------------------------------------- */
 typedef struct {
     PyObject_HEAD
+    vectorcallfunc call; /* clock(token): merge_unseen, without a bound method (Clock_call) */
     Family *family;
     Py_ssize_t own;
-    PyObject *own_index; /* own, as the int a token carries */
-    PyObject *counts;
-    PyObject *token;
+    Token *token; /* the clock's counts are its token's */
     uint32_t *last;
-    /* Held view (the one fast-path place): counts' buffer, held for as long as counts is the
-     * clock's, so a receive reads its entries through `mine` without asking the array for them
-     * (no buffer call, no load of the array's header: a cold line per receive at P = 400). The
-     * view holds a reference to counts (so "the clock and its token alone" is 3, see `alone`) and
-     * an export, which keeps the array from being resized under `mine`. */
-    Py_buffer view;
-    int viewed;
 } Clock;
 
-
+static PyObject *Clock_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames);
 
 static int Clock_init(Clock *self, PyObject *args, PyObject *kwds) {
     PyObject *family;
@@ -270,208 +389,170 @@ static int Clock_init(Clock *self, PyObject *args, PyObject *kwds) {
     Py_buffer view;
     if (counts_buffer(f->zero, &view, 0, f->n) < 0) return -1;
     uint32_t *last = PyMem_Calloc((size_t)f->n, sizeof(uint32_t));
-    PyObject *index = PyLong_FromSsize_t(own);
-    PyObject *zero_serial = PyLong_FromLong(0);
-    PyObject *token = index && zero_serial ? PyTuple_Pack(3, zero_serial, f->zero, index) : NULL;
-    Py_XDECREF(zero_serial);
-    if (last == NULL || token == NULL) {
-        PyBuffer_Release(&view);
+    Token *token = last == NULL ? NULL : token_new(f->n, view.itemsize, 0, own);
+    if (token != NULL) memcpy(TOKEN_COUNTS(token), view.buf, (size_t)view.len);
+    PyBuffer_Release(&view);
+    if (token == NULL) {
         PyMem_Free(last);
-        Py_XDECREF(index);
-        Py_XDECREF(token);
         if (!PyErr_Occurred()) PyErr_NoMemory();
         return -1;
     }
     Py_INCREF(family);
     Py_XSETREF(self->family, f);
     self->own = own;
-    Py_XSETREF(self->own_index, index);
-    Py_INCREF(f->zero);
-    Py_XSETREF(self->counts, f->zero);
     Py_XSETREF(self->token, token);
     PyMem_Free(self->last);
     self->last = last;
-    self->view = view;
-    self->viewed = 1;
+    self->call = Clock_call;
     return 0;
 }
 
 static void Clock_dealloc(Clock *self) {
-    if (self->viewed) PyBuffer_Release(&self->view);
     Py_XDECREF(self->family);
-    Py_XDECREF(self->own_index);
-    Py_XDECREF(self->counts);
     Py_XDECREF(self->token);
     PyMem_Free(self->last);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* counts becomes the clock's, under the family's next serial; a new reference to its token.
- * `same`: counts is already the clock's, its news written in place, and the token is held by the
- * clock alone (merge_token's `alone`): the token itself takes the new serial (nobody else can see
- * the tuple change), and the receive makes no tuple and frees none. */
-static PyObject *take(Clock *self, PyObject *counts, int same) {
-    PyObject *serial = PyLong_FromLongLong(self->family->serial + 1);
-    PyObject *token = serial == NULL || same ? NULL : PyTuple_New(3);
-    Py_buffer view;
-    if (serial == NULL || (!same && (token == NULL || counts_buffer(counts, &view, 0, self->family->n) < 0))) {
-        Py_XDECREF(serial);
-        Py_XDECREF(token);
-        Py_DECREF(counts);
-        return NULL;
-    }
-    self->family->serial++;
-    if (same) {
-        PyObject *old = PyTuple_GET_ITEM(self->token, 0);
-        PyTuple_SET_ITEM(self->token, 0, serial);
-        Py_DECREF(old);
-        Py_DECREF(counts);
-        return Py_NewRef(self->token);
-    }
-    Py_INCREF(counts);
-    Py_INCREF(self->own_index);
-    PyTuple_SET_ITEM(token, 0, serial);
-    PyTuple_SET_ITEM(token, 1, counts);
-    PyTuple_SET_ITEM(token, 2, self->own_index);
-    if (self->viewed) PyBuffer_Release(&self->view);
-    self->view = view; /* the new counts' view is held from now on */
-    self->viewed = 1;
-    Py_SETREF(self->counts, counts);
-    Py_SETREF(self->token, token);
-    Py_INCREF(token);
-    return token;
+/* Whether nothing but the clock holds its token: no message in flight carries it, no kept event
+ * reads it, no view of its counts is out (a view holds a reference). Then a change is written
+ * into the token itself under the next serial: nobody can see it change, and nothing is made. */
+static inline int alone(const Clock *self) { return Py_REFCNT(self->token) == 1; }
+
+/* token (new, or the clock's own changed in place) becomes the clock's under the family's next
+ * serial; a new reference to it. */
+static PyObject *take(Clock *self, Token *token) {
+    token->serial = ++self->family->serial;
+    if (token != self->token) Py_SETREF(self->token, token);
+    return Py_NewRef(self->token);
 }
 
-/* A narrow counts array as a new wide one, entry for entry (a tick past NARROW_MAX, or a merge of
- * a narrow clock with a wide token that brings news). */
-static PyObject *widen(PyObject *narrow) {
-    PyObject *wide = PyObject_CallFunction((PyObject *)Py_TYPE(narrow), "sO", "i", narrow);
-    if (wide != NULL && PyObject_CheckBuffer(wide)) {
-        Py_buffer view;
-        if (PyObject_GetBuffer(wide, &view, PyBUF_FORMAT) < 0) {
-            Py_DECREF(wide);
-            return NULL;
-        }
-        Py_ssize_t itemsize = view.itemsize;
-        PyBuffer_Release(&view);
-        if (itemsize == 4) return wide;
-    }
-    Py_XDECREF(wide);
-    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "widen: no 32-bit array of the counts' type");
-    return NULL;
+/* A new token with the clock's counts, itemsize bytes an entry (widened when 4 and the clock's
+ * are narrow), its serial set by take. */
+static Token *copy_counts(Clock *self, Py_ssize_t itemsize) {
+    const Token *mine = self->token;
+    Py_ssize_t n = mine->n;
+    Token *t = token_new(n, itemsize, 0, self->own);
+    if (t == NULL) return NULL;
+    if (itemsize == mine->itemsize)
+        memcpy(TOKEN_COUNTS(t), TOKEN_COUNTS(mine), (size_t)(n * itemsize));
+    else /* widen: narrow entries into 32 bits */
+        for (Py_ssize_t i = 0; i < n; i++) ((int32_t *)TOKEN_COUNTS(t))[i] = ((const uint8_t *)TOKEN_COUNTS(mine))[i];
+    return t;
 }
 
 static PyObject *Clock_tick(Clock *self, PyObject *unused) {
-    if (self->counts == NULL) {
+    if (self->token == NULL) {
         PyErr_SetString(PyExc_ValueError, "Clock not initialised");
         return NULL;
     }
-    PyObject *counts = PyObject_CallMethodNoArgs(self->counts, str_copy);
-    Py_buffer view;
-    if (counts == NULL) return NULL;
-    if (counts_buffer(counts, &view, PyBUF_WRITABLE, self->family->n) < 0) {
-        Py_DECREF(counts);
-        return NULL;
-    }
-    if (view.itemsize == 1 && ((uint8_t *)view.buf)[self->own] == NARROW_MAX) { /* one more needs 32 bits */
-        PyBuffer_Release(&view);
-        Py_SETREF(counts, widen(counts));
-        if (counts == NULL) return NULL;
-        if (counts_buffer(counts, &view, PyBUF_WRITABLE, self->family->n) < 0) {
-            Py_DECREF(counts);
-            return NULL;
-        }
-    }
-    if (view.itemsize == 1) { /* narrow, below NARROW_MAX */
-        ((uint8_t *)view.buf)[self->own] += 1;
-        PyBuffer_Release(&view);
-        return take(self, counts, 0);
-    }
-    int32_t *entry = (int32_t *)view.buf + self->own;
-    int overflow = *entry == INT32_MAX;
-    if (!overflow) *entry += 1;
-    PyBuffer_Release(&view);
-    if (overflow) {
-        Py_DECREF(counts);
+    Token *mine = self->token;
+    int narrow = mine->itemsize == 1;
+    if (!narrow && ((int32_t *)TOKEN_COUNTS(mine))[self->own] == INT32_MAX) {
         PyErr_SetString(PyExc_OverflowError, "a local-event count beyond int32");
         return NULL;
     }
-    return take(self, counts, 0);
+    int widens = narrow && ((uint8_t *)TOKEN_COUNTS(mine))[self->own] == NARROW_MAX; /* one more needs 32 bits */
+    Token *t = alone(self) && !widens ? mine : copy_counts(self, widens ? 4 : mine->itemsize);
+    if (t == NULL) return NULL;
+    if (t->itemsize == 1)
+        ((uint8_t *)TOKEN_COUNTS(t))[self->own] += 1;
+    else
+        ((int32_t *)TOKEN_COUNTS(t))[self->own] += 1;
+    return take(self, t);
+}
+
+/* A token's parts, from a Token or a (serial, counts, sender) tuple (a test's, or a caller's own). */
+typedef struct {
+    long long serial;
+    Py_ssize_t sender;
+    const void *buf;
+    int wide;
+    Py_buffer view; /* held for a tuple's counts */
+    int viewed;
+} Parts;
+
+static int token_parts(PyObject *token, Py_ssize_t n, Parts *p) {
+    p->viewed = 0;
+    if (Py_IS_TYPE(token, &TokenType)) {
+        const Token *t = (const Token *)token;
+        if (t->n != n) {
+            PyErr_SetString(PyExc_ValueError, "merge: counts of n entries, array(\"B\") or int32, expected");
+            return -1;
+        }
+        p->serial = t->serial;
+        p->sender = t->sender;
+        p->buf = TOKEN_COUNTS(t);
+        p->wide = t->itemsize == 4;
+        return 0;
+    }
+    if (!PyTuple_CheckExact(token) || PyTuple_GET_SIZE(token) != 3) {
+        PyErr_SetString(PyExc_TypeError, "merge: a token (serial, counts, sender) expected");
+        return -1;
+    }
+    p->serial = PyLong_AsLongLong(PyTuple_GET_ITEM(token, 0));
+    if (p->serial == -1 && PyErr_Occurred()) return -1;
+    if (p->serial <= 0) return 0; /* nothing more is read (0: the clock's own token back) */
+    p->sender = PyLong_AsSsize_t(PyTuple_GET_ITEM(token, 2));
+    if (p->sender == -1 && PyErr_Occurred()) return -1;
+    if (counts_buffer(PyTuple_GET_ITEM(token, 1), &p->view, 0, n) < 0) return -1;
+    p->viewed = 1;
+    p->buf = p->view.buf;
+    p->wide = p->view.itemsize == 4;
+    return 0;
 }
 
 /* A receive's merge; `seen`: whether last[] is read and written (Clock.merge) or not
  * (Clock.merge_unseen: the caller knows the token is not one this clock already took). */
 static PyObject *merge_token(Clock *self, PyObject *token, int seen) {
-    if (self->counts == NULL) {
+    if (self->token == NULL) {
         PyErr_SetString(PyExc_ValueError, "Clock not initialised");
         return NULL;
     }
-    if (!PyTuple_CheckExact(token) || PyTuple_GET_SIZE(token) != 3) {
-        PyErr_SetString(PyExc_TypeError, "merge: a token (serial, counts, sender) expected");
-        return NULL;
+    Token *mine = self->token;
+    Py_ssize_t n = mine->n;
+    Parts p;
+    if (token_parts(token, n, &p) < 0) return NULL;
+    PyObject *result = NULL;
+    if (p.serial == 0) {
+        result = Py_NewRef(mine);
+        goto done;
     }
-    long long serial = PyLong_AsLongLong(PyTuple_GET_ITEM(token, 0));
-    if (serial == -1 && PyErr_Occurred()) return NULL;
-    if (serial == 0) return Py_NewRef(self->token);
-    if (serial < 0) { /* no family gives one out; cut to 32 bits it could pass for one read */
+    if (p.serial < 0) { /* no family gives one out; cut to 32 bits it could pass for one read */
         PyErr_SetString(PyExc_ValueError, "merge: a token's serial below 0 (serials are 0 or above)");
-        return NULL;
+        goto done;
     }
-    Py_ssize_t sender = PyLong_AsSsize_t(PyTuple_GET_ITEM(token, 2));
-    if (sender == -1 && PyErr_Occurred()) return NULL;
-    Py_ssize_t n = self->family->n;
-    if (sender < 0 || sender >= n) {
+    if (p.sender < 0 || p.sender >= n) {
         PyErr_SetString(PyExc_IndexError, "merge: a sender outside the family");
-        return NULL;
+        goto done;
     }
-    if (seen && serial <= UINT32_MAX && self->last[sender] == (uint32_t)serial) return Py_NewRef(self->token);
-    Py_buffer b, c;
-    const Py_buffer *a = &self->view; /* mine: the clock's counts through its held view */
-    if (counts_buffer(PyTuple_GET_ITEM(token, 1), &b, 0, n) < 0) return NULL;
-    int mine_wide = a->itemsize == 4, theirs_wide = b.itemsize == 4;
-    Py_ssize_t first = mine_wide != theirs_wide ? first_news_mixed(a->buf, mine_wide, b.buf, theirs_wide, n)
-                       : mine_wide              ? first_news(a->buf, b.buf, n)
-                                                : first_news_narrow(a->buf, b.buf, n);
-    int keeps_width = mine_wide || !theirs_wide; /* the maximum fits mine's width */
-    PyObject *counts = NULL;
-    int alone = 0;
+    if (seen && p.serial <= UINT32_MAX && self->last[p.sender] == (uint32_t)p.serial) {
+        result = Py_NewRef(mine);
+        goto done;
+    }
+    int mine_wide = mine->itemsize == 4, theirs_wide = p.wide;
+    void *counts = TOKEN_COUNTS(mine);
+    Py_ssize_t first = mine_wide != theirs_wide ? first_news_mixed(counts, mine_wide, p.buf, theirs_wide, n)
+                       : mine_wide              ? first_news(counts, p.buf, n)
+                                                : first_news_narrow(counts, p.buf, n);
     if (first < n) {
-        /* Whether nothing but this clock sees its counts: the array is held by the clock, its
-         * token and its held view alone, and the token by the clock alone (no message in flight
-         * carries it, no kept event reads it). Then news is written into the array itself, and
-         * the token takes the new serial (take): no copy, no allocation but the serial's, and the
-         * array stays in the cache (half the receives with news at bees P = 200). Asked on news
-         * only: a receive without news reads neither the array's header nor the token. */
-        alone = Py_REFCNT(self->counts) == 3 && Py_REFCNT(self->token) == 1 &&
-                PyTuple_GET_ITEM(self->token, 1) == self->counts && !a->readonly && keeps_width;
-        if (alone) {
-            if (mine_wide) /* in place: see `alone` */
-                raise_wide(a->buf, b.buf, theirs_wide, first, n);
-            else
-                raise_to_narrow(a->buf, b.buf, first, n);
-            counts = Py_NewRef(self->counts);
-        } else {
-            counts = keeps_width ? PyObject_CallMethodNoArgs(self->counts, str_copy) : widen(self->counts);
-            if (counts != NULL && counts_buffer(counts, &c, PyBUF_WRITABLE, n) < 0) Py_CLEAR(counts);
-            if (counts != NULL) { /* c: a copy of mine, as wide as the maximum needs */
-                if (c.itemsize == 4)
-                    raise_wide(c.buf, b.buf, theirs_wide, first, n);
-                else
-                    raise_to_narrow(c.buf, b.buf, first, n);
-                PyBuffer_Release(&c);
-            }
-        }
-    }
-    PyBuffer_Release(&b);
+        int keeps_width = mine_wide || !theirs_wide; /* the maximum fits mine's width */
+        /* News: written into the clock's own token when nothing else holds it (`alone`: half the
+         * receives with news at bees P = 200), else into a new token as wide as the maximum. */
+        Token *t = alone(self) && keeps_width ? mine : copy_counts(self, keeps_width ? mine->itemsize : 4);
+        if (t == NULL) goto done;
+        if (t->itemsize == 4)
+            raise_wide(TOKEN_COUNTS(t), p.buf, theirs_wide, first, n);
+        else
+            raise_to_narrow(TOKEN_COUNTS(t), p.buf, first, n);
+        result = take(self, t);
+    } else
+        result = Py_NewRef(mine);
     /* the serial is remembered only once the token was read: a refused one is read again */
-    if (first == n) {
-        if (seen) self->last[sender] = kept(serial);
-        return Py_NewRef(self->token);
-    }
-    if (counts == NULL) return NULL;
-    PyObject *merged = take(self, counts, alone);
-    if (merged != NULL && seen) self->last[sender] = kept(serial);
-    return merged;
+    if (seen) self->last[p.sender] = kept(p.serial);
+done:
+    if (p.viewed) PyBuffer_Release(&p.view);
+    return result;
 }
 
 static PyObject *Clock_merge(Clock *self, PyObject *token) { return merge_token(self, token, 1); }
@@ -483,6 +564,26 @@ static PyObject *Clock_merge(Clock *self, PyObject *token) { return merge_token(
  * bees P = 400 the read of last[sender] (a random read into a P x P table) was the costliest load. */
 static PyObject *Clock_merge_unseen(Clock *self, PyObject *token) { return merge_token(self, token, 0); }
 
+/* clock(token) is clock.merge_unseen(token), called on the clock itself (vectorcall): the
+ * simulator's fast loop binds the clock, not a bound method, so a receive touches one object the
+ * merge reads anyway instead of a method object besides (one cold line a receive at P = 200). */
+static PyObject *Clock_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    if (PyVectorcall_NARGS(nargsf) != 1 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0)) {
+        PyErr_SetString(PyExc_TypeError, "clock(token) takes one token");
+        return NULL;
+    }
+    if (((Clock *)self)->call == NULL) {
+        PyErr_SetString(PyExc_ValueError, "Clock not initialised");
+        return NULL;
+    }
+    return merge_token((Clock *)self, args[0], 0);
+}
+
+static PyObject *Clock_get_counts(Clock *self, void *c) {
+    if (self->token == NULL) Py_RETURN_NONE;
+    return PyMemoryView_FromObject((PyObject *)self->token);
+}
+
 static PyMethodDef Clock_methods[] = {
     {"tick", (PyCFunction)Clock_tick, METH_NOARGS, "a local event: the own entry + 1; the new token"},
     {"merge", (PyCFunction)Clock_merge, METH_O, "a receive: the maximum with the sender's token; the token"},
@@ -493,20 +594,27 @@ static PyMethodDef Clock_methods[] = {
 static PyMemberDef Clock_members[] = {
     {"family", T_OBJECT, offsetof(Clock, family), READONLY, "the clock's family"},
     {"own", T_PYSSIZET, offsetof(Clock, own), READONLY, "the clock's own index"},
-    {"counts", T_OBJECT, offsetof(Clock, counts), READONLY, "its counts, an array never written while another holds it"},
-    {"token", T_OBJECT, offsetof(Clock, token), READONLY, "(serial, counts, own)"},
+    {"token", T_OBJECT, offsetof(Clock, token), READONLY, "its Token: (serial, counts, own)"},
     {NULL, 0, 0, 0, NULL},
+};
+
+static PyGetSetDef Clock_getset[] = {
+    {"counts", (getter)Clock_get_counts, NULL, "its counts: a read-only view of its token's", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
 };
 
 static PyTypeObject ClockType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "_mutexlab_merge.Clock",
     .tp_basicsize = sizeof(Clock),
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(Clock, call),
+    .tp_call = PyVectorcall_Call,
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)Clock_init,
     .tp_dealloc = (destructor)Clock_dealloc,
     .tp_methods = Clock_methods,
     .tp_members = Clock_members,
+    .tp_getset = Clock_getset,
 };
 
 static PyMethodDef methods[] = {
@@ -517,12 +625,12 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_mutexlab_merge", NULL, -1, methods};
 
 PyMODINIT_FUNC PyInit__mutexlab_merge(void) {
-    str_copy = PyUnicode_InternFromString("__copy__");
-    if (str_copy == NULL || PyType_Ready(&FamilyType) < 0 || PyType_Ready(&ClockType) < 0) return NULL;
+    if (PyType_Ready(&TokenType) < 0 || PyType_Ready(&FamilyType) < 0 || PyType_Ready(&ClockType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
     if (PyModule_AddObjectRef(m, "Family", (PyObject *)&FamilyType) < 0 ||
-        PyModule_AddObjectRef(m, "Clock", (PyObject *)&ClockType) < 0) {
+        PyModule_AddObjectRef(m, "Clock", (PyObject *)&ClockType) < 0 ||
+        PyModule_AddObjectRef(m, "Token", (PyObject *)&TokenType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

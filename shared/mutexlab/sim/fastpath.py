@@ -94,12 +94,13 @@ def run(sim: Simulation, limit: int, how: Mode) -> None:
     bound = sim._fast_clocks  # noqa: SLF001 - see above
     if bound is None and light:
         clocks = {pid: recorder.vc for pid, recorder in recorders.items()}
-        # the compiled clock's merge without its table of serials last read (fastclock/merge.c)
+        # the compiled clock's merge without its table of serials last read (fastclock/merge.c:
+        # the clock itself, called, is its ``merge_unseen``: no bound method to touch a receive)
         # with where its state is read (``state_source``) and the process: one lookup an input
         # (the process bound once a run, as its attributes are: ``protocols[pid]`` a second
         # lookup an input was 4% of the audit's instructions at bees P = 200)
         merges = {
-            pid: (getattr(clock, "merge_unseen", clock.merge), state_source(protocols[pid]), protocols[pid])
+            pid: (clock if callable(clock) else clock.merge, state_source(protocols[pid]), protocols[pid])
             for pid, clock in clocks.items()
         }
         bound = sim._fast_clocks = (clocks, merges)  # noqa: SLF001 - see above
