@@ -288,7 +288,8 @@ static uint64_t test_key(uint64_t seed, Py_ssize_t k, size_t small) {
 /* tables_selftest(n, seed[, compact_from]): the visited set and the map's deletion against what
  * they must hold, on n pseudo-random keys (a key 0 among them) and n others left out; with
  * ``compact_from`` (a power of two, at least 64), the visited set's parts compact from that
- * many slots on (else from COMPACT_MIN: over 50 million keys). True when every answer is right. */
+ * many slots on (else from COMPACT_MIN: over 50 million keys). True when every answer is right
+ * and every part's growth was the one keyset_growth foresaw. */
 static PyObject *tables_selftest(PyObject *mod, PyObject *args) {
     Py_ssize_t n; unsigned long long seed; Py_ssize_t small = 0;
     if (!PyArg_ParseTuple(args, "nK|n", &n, &seed, &small)) return NULL;
@@ -305,7 +306,11 @@ static PyObject *tables_selftest(PyObject *mod, PyObject *args) {
     if (map_init(&m, 1024) < 0) { keyset_free(&set); compact_min = COMPACT_MIN; return NULL; }
     for (Py_ssize_t k = 0; ok > 0 && k < n; k++) {
         uint64_t key = test_key(seed, 2 * k, (size_t)small);
+        const Part *p = key ? &set.part[mix(key) & (SHARDS - 1)] : NULL;
+        size_t foreseen = keyset_growth(&set, key), cap = p ? p->cap : 0;
         if (keyset_add(&set, key) < 0 || map_put(&m, key, k) < 0) ok = -1;
+        /* the growth --max-memory foresees is the one made (a part past DMAX may grow more) */
+        else if (p && (foreseen ? part_bytes(p->cap) < foreseen : p->cap != cap)) ok = 0;
     }
     for (Py_ssize_t k = 0; ok > 0 && k < n; k++)
         ok = keyset_has(&set, test_key(seed, 2 * k, (size_t)small))
