@@ -97,11 +97,11 @@ class ReduceTables:
             self.model.por.reduced += reduced
 
     # -- partial-order reduction --------------------------------------------------------------
-    def visible(self, sid: int, code: int) -> bool:
-        return self.model.por.visible(sid, code)
+    def visible(self, sid: int, code: int) -> bool:  # each core keeps the answers itself
+        return self.model.por.visible_once(sid, code)
 
     def may_send(self, world: tuple, q: int, x: int) -> bool:
-        return self.model.por.may_send(world, q, x)
+        return self.model.por.may_send_once(world, q, x)
 
     # -- the clock shift ------------------------------------------------------------------------
     def _shift(self) -> ClockShift:

@@ -32,6 +32,7 @@ class Model(WorldModel):
         self.requested: dict[tuple[int, int], tuple[str, ...]] = {}
         self._returned: Any = None  # the effects the latest run_input's handler returned
         self.refusals = 0  # steps refused (a state of no name), each (state, input) once: dead ends
+        self._parts: dict[tuple, tuple] = {}  # the parts of the transitions kept (``_kept``)
 
     # -- the sampler's hooks: every new state, every merge under a canonical key, every new input
     def state_id(self, i: int, proto: Any) -> int:
@@ -66,13 +67,28 @@ class Model(WorldModel):
         if code in self.trans[sid]:
             return super().transition(sid, code)
         self._returned = None
-        got = super().transition(sid, code)
+        got = self.trans[sid][code] = self._kept(super().transition(sid, code))
         if code & 1 and got.error is None and type(self._returned) in (list, tuple):
             self.requested[sid, code] = requested(self._returned)
         sampler = self.sampler
         if sampler is not None and sid in sampler.twins:
             sampler.twin_input(sid, code)
         return got
+
+    def _kept(self, t: Transition) -> Transition:
+        """``t`` as kept in ``trans``: its sends, schedules and holdings shared with every equal one
+        kept before (a large search remembers hundreds of thousands of transitions, most of them
+        sending what others send)."""
+        parts = self._parts
+        sends = tuple(parts.setdefault(send, send) for send in t.sends)
+        return Transition(
+            t.state,
+            parts.setdefault(sends, sends),
+            parts.setdefault(t.schedules, t.schedules),
+            parts.setdefault(t.holds, t.holds),
+            t.error,
+            t.refused,
+        )
 
     def twin_transition(self, sid: int, code: int, twin: Any) -> Transition:
         """What input ``code`` does to ``twin`` in the place of state ``sid``'s representative

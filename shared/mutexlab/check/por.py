@@ -97,12 +97,17 @@ class PartialOrder:
         key = (sid, code)
         got = self._visible.get(key)
         if got is None:
-            model = self.model
-            t = model.transition(sid, code)
-            got = t.error is not None or bool(t.holds)
-            if not got and self.reads is not None:
-                got = self.reads(model.objects[t.state]) != self.reads(model.objects[sid])
-            self._visible[key] = got
+            got = self._visible[key] = self.visible_once(sid, code)
+        return got
+
+    def visible_once(self, sid: int, code: int) -> bool:
+        """``visible``, not kept: for a search core, which keeps each answer in a table of its own
+        (a second copy here cost about 130 bytes an answer, tens of MB in a large search)."""
+        model = self.model
+        t = model.transition(sid, code)
+        got = t.error is not None or bool(t.holds)
+        if not got and self.reads is not None:
+            got = self.reads(model.objects[t.state]) != self.reads(model.objects[sid])
         return got
 
     def closure(self, world: tuple, p: int, mask: int | None = None) -> frozenset | None:
@@ -161,12 +166,19 @@ class PartialOrder:
         key = (world[q], world[model.P0 + q], back, world[x] if self.reads_receiver else -1 - x)
         got = self._may.get(key)
         if got is None:
-            pending = tuple(model.actions[a] for a in model.seqs[world[model.P0 + q]])
-            inflight = tuple(model.messages[m] for m in model.seqs[back])
-            got = self._may[key] = self.sends_to(
-                model.objects[world[q]], pending, inflight, model.objects[world[x]]
-            )
+            got = self._may[key] = self.may_send_once(world, q, x)
         return got
+
+    def may_send_once(self, world: tuple, q: int, x: int) -> bool:
+        """``may_send``, not kept: for a search core, which keeps each answer itself (as
+        ``visible_once``)."""
+        if self.sends_to is None:
+            return True
+        model = self.model
+        back = world[model.n + self.link_of[(x, q)]]
+        pending = tuple(model.actions[a] for a in model.seqs[world[model.P0 + q]])
+        inflight = tuple(model.messages[m] for m in model.seqs[back])
+        return self.sends_to(model.objects[world[q]], pending, inflight, model.objects[world[x]])
 
     def ample(self, world: tuple, labels: list) -> list:
         """A persistent, invisible subset of ``labels`` (every step enabled in ``world``), or
