@@ -122,6 +122,11 @@ class Table:
                 seen.setdefault(inp, None)
         self.inputs = tuple(seen)
 
+    def shape(self) -> tuple[tuple[StrEnum, str, Cell], ...]:
+        """Every (state, input, cell) the rows hold now: a table filled in place after its class
+        was made has another shape than the one compiled (``Protocol.compile_table``)."""
+        return tuple((state, inp, cell) for state, cells in self.rows.items() for inp, cell in cells.items())
+
     def compile(self, cls: type) -> dict[tuple[str, str], Handler]:
         """(state, input) → the function that runs, resolved by name on ``cls`` (once per class,
         at class creation); a name ``cls`` does not define is a bug in the table and fails then."""

@@ -235,7 +235,7 @@ class Protocol:
     # class into ``_transitions`` so that a subclass's handler overrides run.
     TABLE: ClassVar[Table | None] = None
     _transitions: ClassVar[dict[tuple[str, str], Handler]] = {}
-    _compiled_from: ClassVar[Table | None] = None  # the TABLE ``_transitions`` was compiled from
+    _compiled_from: ClassVar[tuple[Any, ...] | None] = None  # the TABLE shape compiled
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -251,13 +251,14 @@ class Protocol:
 
     @classmethod
     def compile_table(cls) -> None:
-        """Compile ``TABLE`` into the dispatch, when the class was made and again when its setup is
-        built (``setups.missing_parts``) if it was set after: by a base's ``__init_subclass__`` that
-        builds it from its handlers after ``super().__init_subclass__()`` — before, every input was
-        refused (`cannot take ROUND in state WAITING`) though the table held it."""
-        if cls.TABLE is not None and cls.__dict__.get("_compiled_from") is not cls.TABLE:
-            cls._transitions = cls.TABLE.compile(cls)
-            cls._compiled_from = cls.TABLE
+        """Compile ``TABLE`` into the dispatch when the class is made, and again when its setup is
+        built (``setups.missing_parts``) if it changed since: set by a base's ``__init_subclass__``
+        after ``super().__init_subclass__()``, or its rows filled in place after the class."""
+        table = cls.TABLE
+        if table is not None and cls.__dict__.get("_compiled_from") != (shape := table.shape()):
+            table.__post_init__()  # (its rows may have been filled in place: checked, listed again)
+            cls._transitions = table.compile(cls)
+            cls._compiled_from = shape
             fastpath.bind_table_dispatch(cls, Protocol.on_message)
 
     @property
