@@ -56,9 +56,13 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Win_allocate(2 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
     if (rank == 1) {
-#ifdef PAST_THE_END
+#if defined(PAST_THE_END) || defined(FAR_PAST)
         MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+#ifdef FAR_PAST
+        MPI_Put(&one, 1, MPI_INT, 0, (MPI_Aint)1 << 62, 1, MPI_INT, win); /* 2^62 ints: 2^64 bytes, 0 wrapped */
+#else
         MPI_Put(&one, 1, MPI_INT, 0, 5, 1, MPI_INT, win);
+#endif
         MPI_Win_unlock(0, win);
 #else
         MPI_Put(&one, 1, MPI_INT, 0, 0, 1, MPI_INT, win);
@@ -118,6 +122,7 @@ PROGRAMS = {
     "cart-open": ("o16_cart_ring.cpp", ["-DBROKEN_OPEN_GRID"]),
     "outside-epoch": ("rma_mistakes.c", []),
     "past-the-end": ("rma_mistakes.c", ["-DPAST_THE_END"]),
+    "far-past": ("rma_mistakes.c", ["-DFAR_PAST"]),  # before: its offset wrapped to the window's start
     "never-unlocked": ("never_unlocked.c", []),
     "spin-forever": ("never_unlocked.c", ["-DSPIN"]),
 }
@@ -222,6 +227,7 @@ def test_a_ring_on_a_grid_that_is_not_periodic_is_found_and_replays(cli, program
     (
         ("outside-epoch", "MPI_ERR_RMA_SYNC: MPI_Put on rank 0's window outside an access epoch"),
         ("past-the-end", "MPI_ERR_RMA_RANGE: an operation past the end of rank 0's window (MPI_Win_unlock)"),
+        ("far-past", "MPI_ERR_RMA_RANGE: an operation past the end of rank 0's window (MPI_Win_unlock)"),
     ),
 )
 def test_an_rma_mistake_is_the_crash_naming_it(cli, programs, program, said):

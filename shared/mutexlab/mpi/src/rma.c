@@ -151,12 +151,19 @@ static void let_go(window *w, int from) {
     }
 }
 
+/* Whether ``bytes`` at displacement ``disp`` lie inside the window, asked before ``disp * disp_unit``
+ * is formed: a displacement so large that the product overflows is outside, never wrapped inside. */
+static int inside(const window *w, long disp, long bytes) {
+    return disp >= 0 && bytes >= 0 && bytes <= w->size && w->disp_unit > 0 &&
+           disp <= (w->size - bytes) / w->disp_unit;
+}
+
 /* Apply an operation to this rank's window; the old contents into ``old`` (bytes long) if given.
  * 0 on success, MPI_ERR_RMA_RANGE past the window's end. */
 static int apply(window *w, int kind, long disp, MPI_Datatype type, long count, MPI_Op op, const unsigned char *data,
                  long bytes, unsigned char *old) {
+    if (!inside(w, disp, bytes)) return MPI_ERR_RMA_RANGE;
     long at = disp * w->disp_unit;
-    if (disp < 0 || at + bytes > w->size) return MPI_ERR_RMA_RANGE;
     unsigned char *t = w->base + at;
     if (old) memcpy(old, t, (size_t)bytes);
     if (kind == K_PUT || ((kind == K_ACC || kind == K_GACC) && op == MPI_REPLACE)) {
@@ -213,8 +220,7 @@ static void answered(window *w, int from, long id, int err, const unsigned char 
  * when a lock request must wait (the reader holds its lock while it waits: it goes on and lets go).
  * Its origin's wait is a poll's, so no rank is claimed hung while one waits (docs/mpi.md#rma). */
 static int hold(window *w, int from, long id, long disp, long n, const unsigned char *expected) {
-    long at = disp * w->disp_unit;
-    if (n > SEEN || disp < 0 || at + n > w->size || memcmp(w->base + at, expected, (size_t)n) != 0) return 0;
+    if (n > SEEN || !inside(w, disp, n) || memcmp(w->base + disp * w->disp_unit, expected, (size_t)n) != 0) return 0;
     for (int i = 0; i < QUEUE; i++)
         if (!w->held[i].used) {
             w->held[i] = (held_t){1, from, id, disp, n, {0}};
