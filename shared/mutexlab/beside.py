@@ -103,34 +103,3 @@ def importing_beside(folder: str) -> Iterator[None]:
             if own_module(sys.modules[new], folder):
                 _BESIDE.setdefault(folder, {}).setdefault(new, sys.modules[new])
         sys.modules.update(hidden)
-
-
-class Watched(dict):
-    """``setups.class_state``'s values (qualified name → (value, first copy)), and the folders of the
-    solution's files (``roots``), whose own modules a handler may import only when it runs (``import
-    parts`` in a method): ``new_modules`` names those imported since last asked, to be watched from
-    then on. Never empty to ``bool``: what is watched can grow."""
-
-    def __init__(self, owned: set[int]) -> None:
-        super().__init__()
-        self.roots: set[str] = set()
-        self.owned = owned  # what class_state passes on to _module_state
-        self._known: set[str] = set()  # names of sys.modules already looked at
-
-    def __bool__(self) -> bool:
-        return True
-
-    def new_modules(self) -> list[ModuleType]:
-        """The user's own modules under ``roots`` loaded since the last call (all, the first time)."""
-        if len(sys.modules) == len(self._known):  # (nothing imported since: most steps)
-            return []
-        found = [
-            module
-            for name, module in list(sys.modules.items())
-            if name not in self._known
-            and isinstance(module, ModuleType)
-            and not name.startswith("mutexlab_algorithm_")  # another solution's file (registry.py)
-            and any(own_module(module, root) for root in self.roots)
-        ]
-        self._known = set(sys.modules)
-        return found

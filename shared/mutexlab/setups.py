@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .beside import Watched, beside, defining_module
+from .beside import beside, defining_module
 from .clock import LamportClock
 from .messages import Codec
 from .protocol import HandlerError, Protocol, ProtocolError, raised_at, taking_text
@@ -235,9 +235,10 @@ def class_state(setup: Setup) -> dict[str, tuple[Any, Any]]:
     qualified name (``Class.name``, or ``the global name of FILE``, ...) → (the value, a copy).
     Every process — and every world ``check`` keeps — shares such a value; only one a deep copy
     equals is kept (compared later by value)."""
+    found: dict[str, tuple[Any, Any]] = {}
     # a global iterator a process holds as its attribute is its own (shared_state refuses a second
     # holder): check steps a copy of it, as the process over RabbitMQ its own module's
-    found = Watched({id(v) for proto in setup.protocols.values() for v in attributes(proto).values()})
+    owned = {id(v) for proto in setup.protocols.values() for v in attributes(proto).values()}
     for proto in setup.protocols.values():
         for cls in type(proto).__mro__:
             if cls.__module__.startswith("mutexlab.") or cls is object:
@@ -248,20 +249,10 @@ def class_state(setup: Setup) -> dict[str, tuple[Any, Any]]:
                 if name not in getattr(proto, "__dict__", {}):
                     _keep(found, cls, name, value, f"{cls.__qualname__}.{name}")
             module = defining_module(cls)  # (two files' own modules of one name: the one holding it)
-            if isinstance(file := getattr(module, "__file__", None), str):  # its own modules beside it
-                found.roots.add(os.path.dirname(os.path.abspath(file)))
             if module is not None:
                 for mine in (module, *beside(module)):  # its file, and the modules beside it it imports
-                    _module_state(found, mine, getattr(mine, "__file__", mine.__name__), found.owned)
-    _watch_new(found)  # and the modules beside it loaded by now, imported by its code or not
+                    _module_state(found, mine, getattr(mine, "__file__", mine.__name__), owned)
     return found
-
-
-def _watch_new(kept: dict[str, tuple[Any, Any]]) -> None:
-    """Watch the modules beside the file loaded since ``kept`` last looked (``Watched.new_modules``)."""
-    if isinstance(kept, Watched):
-        for mine in kept.new_modules():
-            _module_state(kept, mine, getattr(mine, "__file__", mine.__name__), kept.owned)
 
 
 def _keep(found: dict[str, tuple[Any, Any]], owner: Any, key: str, value: Any, label: str) -> None:
@@ -401,7 +392,6 @@ MEMO = (
 
 def class_state_changed(kept: dict[str, tuple[Any, Any]]) -> str | None:
     """Which of ``class_state``'s values a handler changed (it is every process's at once), or None."""
-    _watch_new(kept)  # (a module beside the file a handler imported as it ran: watched from now on)
     for name, (value, before) in kept.items():
         if value == before:
             continue
