@@ -39,12 +39,18 @@ def own_module(module: ModuleType, root: str) -> bool:
     return not installed and not python and _under(path, root)
 
 
+# The name of a module loaded from a solution's file (``protocols.registry``): + stem and digest
+FILE_MODULE_PREFIX = "mutexlab_algorithm_"
+
+
 def beside(module: ModuleType) -> list[ModuleType]:
     """The user's own modules that ``module`` (a solution's file) reaches through its globals — a
     module imported by name, or the module of a function, class or object it imported from one —
-    and theirs in turn: each a file in the directory of ``module``'s file or below it."""
+    and theirs in turn: each a file in the directory of ``module``'s file or below it. Only for a
+    file mutexlab loaded as a solution: a module Python imported itself (a test module beside its
+    conftest.py, whose globals the harness changes between runs) keeps its helpers to itself."""
     file = getattr(module, "__file__", None)
-    if not isinstance(file, str):
+    if not isinstance(file, str) or not module.__name__.startswith(FILE_MODULE_PREFIX):
         return []
     root = os.path.dirname(os.path.abspath(file))
     seen, todo, found = {id(module)}, [module], []

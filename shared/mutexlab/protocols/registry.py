@@ -22,7 +22,7 @@ from types import ModuleType
 from typing import Any
 
 from .. import declared, problems
-from ..beside import importing_beside
+from ..beside import FILE_MODULE_PREFIX, importing_beside
 from ..problem import Problem
 from ..protocol import Protocol, raised_at
 from ..reduction import Reductions
@@ -199,7 +199,6 @@ def first_member(flags: Flags) -> AlgorithmSpec | None:
 # dotted name, a file's resolved path; its spec): what ``lookup`` finds. (Each module is loaded once:
 # sys.modules holds it; its SPEC is read again at every ``resolve``.)
 _declared: dict[str, tuple[str, AlgorithmSpec, str]] = {}  # name → (source, spec, as typed)
-FILE_MODULE_PREFIX = "mutexlab_algorithm_"  # + the file's stem and a digest of its path
 
 
 def is_file(algorithm: str) -> bool:

@@ -26,8 +26,8 @@ import sys
 from enum import Enum
 from typing import Any
 
+from ..beside import FILE_MODULE_PREFIX
 from ..protocol import Schedule
-from ..protocols.registry import FILE_MODULE_PREFIX
 from ..slots import attributes, slot_names
 from .determinism import seeded
 
