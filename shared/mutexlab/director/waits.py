@@ -146,19 +146,10 @@ def ended_child(pid: int, pipe: int, err_tail: bytes = b"") -> str:
     multiprocessing worker that raised, a popen'd helper that failed), "" if none: the node may
     wait for what that process would have sent. ``err_tail``, standard error's end, which the
     process shared with the node, most likely says why it ended."""
-    if reading_input(pid, pipe)[0]:  # it waits for its input: the ended process is not the cause
+    reading, running, _ = reading_input(pid, pipe)
+    if reading or running:  # it waits for its input, or a thread runs: the ended process is not the cause
         return ""
-    children = []
-    try:
-        for task in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{task}/stat", encoding="utf-8", errors="replace") as stat:
-                if stat.read().rsplit(")", 1)[1].split()[0] == "R":
-                    return ""  # a thread runs: it may yet answer
-            with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as listed:
-                children += [int(child) for child in listed.read().split()]
-    except (OSError, ValueError, IndexError):
-        return ""
-    for child in children:
+    for child in _children(pid):
         try:
             with open(f"/proc/{child}/stat", encoding="utf-8", errors="replace") as stat:
                 name, _, rest = stat.read().partition(" (")[2].rpartition(") ")
@@ -352,6 +343,19 @@ def late_words(node: int, last: str, argv: list[str], exe: str = "", past: bool 
 WAITS = {"x86_64": {"61", "247"}, "aarch64": {"260", "95"}}.get(platform.machine(), set())
 
 
+def _children(pid: int) -> list[int]:
+    """The children of ``pid``, each listed by the thread that forked it (Go forks from any); []
+    if unreadable."""
+    children: list[int] = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as listed:
+                children += [int(child) for child in listed.read().split()]
+    except (OSError, ValueError):
+        return []
+    return children
+
+
 def speaker(pid: int, pipe_in: int, pipe_out: int) -> int:
     """The process that speaks for the node ``pid``: ``pid``, or the child it runs the program in
     holding the node's input and output as its own (``go run``'s build, ``cargo run``, a shell that
@@ -362,15 +366,14 @@ def speaker(pid: int, pipe_in: int, pipe_out: int) -> int:
     except OSError:
         return pid
     for _ in range(8):  # a chain of wrappers, bounded
-        children, calls = [], set()
-        try:  # a child is listed by the thread that forked it (Go forks from any)
+        calls = set()
+        try:
             for task in os.listdir(f"/proc/{pid}/task"):
-                with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as listed:
-                    children += [int(child) for child in listed.read().split()]
                 with open(f"/proc/{pid}/task/{task}/syscall", encoding="ascii") as call:
                     calls.add(call.read().split(" ", 1)[0])
-        except (OSError, ValueError):
+        except OSError:
             return pid
+        children = _children(pid)
         if not calls & WAITS:  # no wrapper: it does not wait for a child (multiprocessing's resource
             return pid  # tracker, inheriting the node's input and output, is no program of it)
         holders = []
