@@ -109,7 +109,11 @@ class Search:
 
     def refusal(self, t) -> None:
         """A refused step (``t.refused``: a handler left a state of no name): a dead end. The
-        search goes on past it, the first said; what lies beyond it is unchecked."""
+        search goes on past it, the first said; what lies beyond it is unchecked. Each refused
+        transition counts once (the model caches it: one object, met at many edges)."""
+        if id(t) in self._refused:
+            return
+        self._refused.add(id(t))
         r = self.result
         r.refusals += 1
         if r.refusal is None:
@@ -152,6 +156,7 @@ class Search:
         """Start the clock and the result; the initial world, or None when it is already a finding."""
         if not self._t0:  # a restart (partial-order reduction dropped) keeps the first start
             self._t0 = time.perf_counter()
+        self._refused: set[int] = set()  # the refused transitions noted in this search's result
         self.result.search = search
         return self.initial_world()
 
@@ -241,7 +246,6 @@ class Search:
         hashed = not self.exact
         check_world = self.invariant is not None
         seen_get, tstack_append, frames_append = seen.get, tstack.append, frames.append
-        refusals: set = set()  # the refused transitions noted (each cached once by the model)
         try:
             while frames:
                 frame = frames[-1]
@@ -283,9 +287,7 @@ class Search:
                     else:
                         nxt, t, overfull = step(world, label)
                     if nxt is None and t.refused:  # a dead end: noted at its first edge, as the cores
-                        if id(t) not in refusals:
-                            refusals.add(id(t))
-                            self.refusal(t)
+                        self.refusal(t)
                         continue
                     if nxt is None or overfull is not None:
                         if nxt is not None:
@@ -408,7 +410,6 @@ class Search:
             return self._finish()
         self._phase("search")
         level = [root]
-        refusals: set = set()  # the refused transitions noted (each cached once by the model)
         back_edge = False
         depth = 0
         next_look = 0
@@ -424,9 +425,7 @@ class Search:
                 for label in labels:
                     nxt, t, overfull = step(world, label)
                     if nxt is None and t.refused:  # a dead end: noted once, the search goes on
-                        if id(t) not in refusals:
-                            refusals.add(id(t))
-                            self.refusal(t)
+                        self.refusal(t)
                         continue
                     if nxt is not None:
                         r.transitions += 1
