@@ -91,10 +91,13 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
         )
         diverged = _diverged(run, expected, 0)
         stretched: set[int] = set()  # ranks whose stopped threads ran a stretch since the last step
+        lingered: Counter[int] = Counter()  # ranks whose own loops of polls lingered since then
         while diverged is None:
             enabled = run.enabled()
             if not enabled and len(steps) < settings.max_steps and run.stretch(stretched):
                 continue  # at rest, a thread stopped running (docs/mpi.md#busy) ran on alone
+            if not enabled and len(steps) < settings.max_steps and run.linger(lingered):
+                continue  # at rest, nothing arrives: a rank's own loop of polls went round (#linger)
             if not enabled or len(steps) >= settings.max_steps:
                 break
             action = chooser(len(steps), enabled)
@@ -113,6 +116,7 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
             trail.append((enabled.index(action), len(enabled)))
             run.do(action)
             stretched.clear()
+            lingered.clear()
             diverged = _diverged(run, expected, len(steps))
         if diverged is not None:
             return Outcome(diverged, steps, run.digests, run.events, trail)

@@ -39,6 +39,14 @@ LATE_GRACE = 0.05
 # this much processor time with nothing new: the `stretch` input gives it to mutexlab's MPI (its
 # "ns"), the one source of that limit (docs/mpi.md#busy).
 STRETCH_SECONDS = 1.5
+# At rest nothing is in flight, so under any MPI nothing arrives while an MPI rank's own loop of
+# polls, sleeps or timed waits goes round, and a bounded one (``for (i = 0; i < 500 && !flag;
+# i++) { MPI_Iprobe(…); usleep(…); }``) gives up: the `linger` input lets such loops go round up
+# to this many polls with nothing new, the one source of that count (docs/mpi.md#linger).
+LINGER_POLLS = 20_000
+# Lingers of one rank between two steps: another only after one in which it said something (a
+# line read as an entry, a state, a send), as a loop that gave up may start another.
+LINGERS_AT_REST = 8
 
 
 def _entries(problem: Problem) -> dict[int, int]:
@@ -103,10 +111,13 @@ class Run:
         self.blocked: dict[int, str] = {}
         self.astir: set[int] = set()  # MPI ranks in a loop of their own (polls, sleeps): no hang is claimed
         self.polling: set[int] = set()  # MPI ranks a thread of which polls: messages may land there
+        self.lingering: set[int] = set()  # MPI ranks a thread of which waits in a loop of its own
         # MPI ranks with a thread stopped running with nothing new (docs/mpi.md#busy), by its words
         self.spinning: dict[int, str] = {}
         self.step = 0
-        self.digests: list[str] = []  # per input (inits first): a digest of the node's answer
+        # per input (inits first, then one per step): a digest of the node's answer; the inputs at
+        # rest (stretch, linger) are no steps and have none, so the same steps give the same list
+        self.digests: list[str] = []
         self.other_digests: list[tuple[str, ...]] = []  # the same as older scenarios hold them
         self.said: list[tuple[int, str]] = []  # per input: (node, what it was), for messages
         self.procs: dict[int, NodeProcess] = pool.fresh(problem.nodes, problem.first)
@@ -201,7 +212,23 @@ class Run:
         if node is None:
             return False
         stretched.add(node)
-        self._input(node, {"ns": int(STRETCH_SECONDS * 1e9), "type": "stretch"}, "stretch")
+        self._input(node, {"ns": int(STRETCH_SECONDS * 1e9), "type": "stretch"}, "stretch", step=False)
+        return True
+
+    def linger(self, lingered: Counter[int]) -> bool:
+        """At rest: let a rank's own loops of polls go on with nothing arriving (docs/mpi.md#linger),
+        each rank in ``lingered`` (counted there) again only after a linger it said something in,
+        at most ``LINGERS_AT_REST`` times; False when none is left."""
+        node = next(
+            (n for n in sorted(self.lingering) if lingered[n] == 0 or 0 < lingered[n] < LINGERS_AT_REST),
+            None,
+        )
+        if node is None:
+            return False
+        before = len(self.events)
+        self._input(node, {"polls": LINGER_POLLS, "type": "linger"}, "linger", step=False)
+        # quiet: never again before the next step (negative: no count reaches it)
+        lingered[node] = lingered[node] + 1 if len(self.events) > before else -1
         return True
 
     @property
@@ -282,10 +309,12 @@ class Run:
         line = {"type": "recv", "from": message.src, "body": message.body, **({"land": True} if land else {})}
         self._input(node, line, what)
 
-    def _input(self, node: int, line: dict[str, Any], what: str) -> None:
-        self._apply_answer(node, line, what, self.procs[node].ask(line))
+    def _input(self, node: int, line: dict[str, Any], what: str, step: bool = True) -> None:
+        self._apply_answer(node, line, what, self.procs[node].ask(line), step)
 
-    def _apply_answer(self, node: int, line: dict[str, Any], what: str, answer) -> None:
+    def _apply_answer(self, node: int, line: dict[str, Any], what: str, answer, step: bool = True) -> None:
+        """Apply a node's answer; ``step``: an init or a step's input, whose answer's digest is
+        kept (an input at rest is neither: its digest would shift every later one)."""
         outputs, raw, done = answer
         self.bytes += len(raw)
         if self.procs[node].clock_jumped:  # its deadline passed before anything could arrive
@@ -299,10 +328,11 @@ class Run:
                 node,
                 f"the run's answers passed {MAX_RUN_BYTES >> 20} MB of lines (node {node} wrote the last)",
             )
-        digest, *others = answers.digests(outputs, raw, self.memory_bodies)
-        self.digests.append(digest)
-        self.other_digests.append(tuple(others))
-        self.said.append((node, what))
+        if step:
+            digest, *others = answers.digests(outputs, raw, self.memory_bodies)
+            self.digests.append(digest)
+            self.other_digests.append(tuple(others))
+            self.said.append((node, what))
         if line["type"] == "init":
             self.procs[node].reusable = done.get("reinit") is True
         rank = done if self.memory_bodies else {}  # what mutexlab's MPI alone says (mpi/src/hangs.c)
@@ -313,6 +343,7 @@ class Run:
         (self.astir.add if rank.get("astir") is True else self.astir.discard)(node)  # may move yet
         self.sync_sends |= rank.get("sync_sends") is True  # a hang may be one only where sends wait
         (self.polling.add if rank.get("polls") is True else self.polling.discard)(node)
+        (self.lingering.add if rank.get("lingers") is True else self.lingering.discard)(node)
         if isinstance(spinning := rank.get("spinning"), str):
             self.spinning[node] = spinning[:100]
         else:

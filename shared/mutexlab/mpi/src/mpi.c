@@ -183,6 +183,13 @@ static pid_t tids[THREADS];       /* each thread's kernel id: glibc records a mu
 static void *handing[THREADS];    /* the mutex a thread is to hand on at its unlock (under L) */
 static __thread void *handed;     /* the mutex this thread let go of for a waiter */
 static __thread int defers;       /* polls it did not wait in, holding a mutex wanted (POLLS at most) */
+/* A run at rest, nothing in flight: under any MPI nothing arrives while a program's own loop of
+ * polls, sleeps or timed waits goes round, and a bounded one (`for (i = 0; i < 500 && !flag; i++)
+ * { MPI_Iprobe(…); usleep(…); }`) ends, giving up. The director's `linger` input wakes each thread
+ * waiting in such a loop to go on with nothing new, up to linger_left polls past the POLLS that
+ * make it wait, counted over the rank's threads (the director's "polls", its one source), then
+ * they wait again. Only for that input: any other sets it to 0 (under L). */
+static long linger_left;
 
 /* This thread holds L, or is taking or letting go of it: a busy-wait signal leaves it be. Counted
  * before the lock and uncounted after the unlock, so a signal between the lock and the count (or
@@ -355,6 +362,14 @@ static pthread_mutex_t *wanted(int t) { /* a mutex thread t holds that another t
     return NULL;
 }
 
+/* A poll of a program's own loop (not one inside MPI_Waitany, MPI_Waitsome …, which never return
+ * with nothing new) with nothing new, while the director lingers: it goes on instead of waiting. */
+static int lingers_on(void) {
+    if (linger_left <= 0 || (calling && strncmp(calling, "MPI_", 4) == 0)) return 0;
+    linger_left--;
+    return 1;
+}
+
 static void poll_for(int sleeping) { /* a poll that found nothing: after POLLS with nothing new, wait */
     lock_L();
     if (sleeping) drain(); /* its lines so far: has it printed since its last poll? */
@@ -382,6 +397,8 @@ static void poll_for(int sleeping) { /* a poll that found nothing: after POLLS w
         }
     } else if (unchanged >= POLLS && defers < POLLS && (handing[self] = wanted(self)) != NULL) {
         defers++; /* it goes on, to let go of what another thread waits for */
+    } else if (unchanged >= POLLS && lingers_on()) {
+        /* at rest: nothing arrives, its loop goes round (and may end by its count) */
     } else if (unchanged >= POLLS) {
         waiter w = {.kind = W_POLL, .sleeper = !polled_mpi, .call = calling};
         block_on(&w);
@@ -1712,6 +1729,17 @@ static int with(char *line, int k, size_t size, const char *add) { /* {...}\n �
     return k - 2 + (int)n + 2;
 }
 
+/* A thread waiting in its own loop of polls, sleeps or timed waits with nothing new, which the
+ * director's linger lets go round (under L): not one stopped running (a stretch's), nor a poll
+ * inside one MPI call. */
+static int in_own_loop(const waiter *w) { return w->kind == W_POLL && !w->woken && !w->spinner && !mpi_wait(w); }
+
+static int lingers(void) {
+    for (waiter *w = waiters; w; w = w->next)
+        if (in_own_loop(w)) return 1;
+    return 0;
+}
+
 static int spinning(void) { /* the lowest-numbered thread stopped running, not woken since, or -1 */
     int t = -1;
     for (waiter *w = waiters; w; w = w->next)
@@ -1746,6 +1774,7 @@ static void done_line(void) {
     char spun[80];
     snprintf(spun, sizeof spun, ",\"spinning\":\"rank %d's thread %d\"", rank_, t);
     if (t >= 0 && !finalized) k = with(line, k, sizeof line, spun); /* at rest, the director may give it a stretch */
+    if (!finalized && lingers()) k = with(line, k, sizeof line, ",\"lingers\":true"); /* at rest, a linger */
     put(line, (size_t)k);
 }
 
@@ -1800,6 +1829,7 @@ static void *director(void *unused) { /* one input line at a time; done once the
         int land = strstr(line, "\"type\":\"recv\"") && strstr(line, "\"land\":true") && !strstr(line, "\"ack\":") &&
                    !strstr(line, "\"cancel") && !strstr(line, "\"rma\":");
         if (!land) arrive_landed();
+        linger_left = 0;
         if (strstr(line, "\"type\":\"init\"")) {
             if (rank_ >= 0) fatal("a second init: a rank starts once per run");
             ids(line);
@@ -1817,6 +1847,12 @@ static void *director(void *unused) { /* one input line at a time; done once the
                     ml_busy_stretch(w->who, gen, ns);
                     unblock(w);
                 }
+            real_cond_broadcast(&wake);
+        } else if (strstr(line, "\"type\":\"linger\"")) {
+            linger_left = json_long(line, "\"polls\":", 0); /* at rest: its own loops go round */
+            if (linger_left <= 0) fatal("a linger line without its \"polls\" (the director's count for it)");
+            for (waiter *w = waiters; w; w = w->next)
+                if (in_own_loop(w)) unblock(w);
             real_cond_broadcast(&wake);
         } else if (strstr(line, "\"type\":\"recv\"") && strstr(line, "\"rma\":")) {
             ml_rma_arrive(line, (int)json_long(line, "\"from\":", 0) - first_); /* one-sided: rma.c */
@@ -2150,7 +2186,7 @@ static int timed_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock, co
     if (gen != seen) {
         seen = gen;
         unchanged = 0;
-    } else if (++unchanged >= POLLS) {
+    } else if (++unchanged >= POLLS && !lingers_on()) {
         waiter w = {.kind = W_POLL, .what = c, .call = "pthread_cond_timedwait"};
         block_on(&w);
         signalled = w.signalled;
