@@ -96,6 +96,7 @@ typedef struct waiter {
     int signalled;                       /* a timed condition wait (W_POLL on a condition variable) */
     int sleeper;                         /* W_POLL after sleeps alone: woken when the rank is quiet */
     int spinner;                         /* W_POLL of a thread stopped running (busy.c) */
+    int loop;                            /* W_POLL of a poll or timed wait, which a linger lets go round */
     long pause;                          /* W_PAUSE: its number; a wake ends the oldest */
     void *what; /* request, condition variable */
     pthread_t thread;
@@ -400,7 +401,7 @@ static void poll_for(int sleeping) { /* a poll that found nothing: after POLLS w
     } else if (unchanged >= POLLS && lingers_on()) {
         /* at rest: nothing arrives, its loop goes round (and may end by its count) */
     } else if (unchanged >= POLLS) {
-        waiter w = {.kind = W_POLL, .sleeper = !polled_mpi, .call = calling};
+        waiter w = {.kind = W_POLL, .sleeper = !polled_mpi, .loop = 1, .call = calling};
         block_on(&w);
         seen = gen;
         unchanged = defers = 0;
@@ -1730,9 +1731,9 @@ static int with(char *line, int k, size_t size, const char *add) { /* {...}\n â†
 }
 
 /* A thread waiting in its own loop of polls, sleeps or timed waits with nothing new, which the
- * director's linger lets go round (under L): not one stopped running (a stretch's), nor a poll
- * inside one MPI call. */
-static int in_own_loop(const waiter *w) { return w->kind == W_POLL && !w->woken && !w->spinner && !mpi_wait(w); }
+ * director's linger lets go round (under L): not one stopped running (a stretch's), a poll inside
+ * one MPI call, nor an RMA read held until its bytes change (rma.c: no linger changes them). */
+static int in_own_loop(const waiter *w) { return w->kind == W_POLL && w->loop && !w->woken && !mpi_wait(w); }
 
 static int lingers(void) {
     for (waiter *w = waiters; w; w = w->next)
@@ -2187,7 +2188,7 @@ static int timed_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock, co
         seen = gen;
         unchanged = 0;
     } else if (++unchanged >= POLLS && !lingers_on()) {
-        waiter w = {.kind = W_POLL, .what = c, .call = "pthread_cond_timedwait"};
+        waiter w = {.kind = W_POLL, .what = c, .loop = 1, .call = "pthread_cond_timedwait"};
         block_on(&w);
         signalled = w.signalled;
         seen = gen;
