@@ -313,14 +313,13 @@ def _chain(pending: list[tuple[int, str]], lines: Iterator[tuple[int, str]]) -> 
 
 
 def _found(pattern: LogRegex, text: str, lead: int, width: int, where: str) -> Any:
-    """The leftmost match of ``pattern`` in ``text``, as ``search`` finds it, tried first at the
-    ``lead + 1`` places a record may start (each one start: linear in the text); only a first line
-    of at most ``DIAGNOSED_LINE`` characters (``width``) is searched further, to say what stands
-    before a record: searching tries every place, a time quadratic in the line's length."""
-    for start in range(lead + 1):
-        if (found := pattern.match(text, start, where)) is not None:
-            return found
-    return pattern.search(text, where) if width <= DIAGNOSED_LINE else None
+    """The leftmost match of ``pattern`` in ``text`` that starts on its first line, tried first at
+    the ``lead + 1`` places a record may start (each one start: linear in the text); only a first
+    line of at most ``DIAGNOSED_LINE`` characters (``width``) is tried further, to say what stands
+    before a record: each place costs a match. (Never ``search``: it tries the places of the lines
+    after the first too, a time quadratic in their length — a huge second line took hours.)"""
+    places = range(lead + 1) if width > DIAGNOSED_LINE else range(width + 1)
+    return next((found for at in places if (found := pattern.match(text, at, where)) is not None), None)
 
 
 def _record(

@@ -21,6 +21,8 @@ from __future__ import annotations
 import json
 import re
 
+from ..limits import DIAGNOSED_LINE
+
 _JUL_LEVELS = "SEVERE|WARNING|INFO|CONFIG|FINE|FINER|FINEST"
 _JUL_DATE = re.compile(r"[A-Z][a-z]{2} \d{2}, \d{4} \d{1,2}:\d{2}:\d{2} [AP]M \S.*")
 _JUL_LEVEL = re.compile(rf"(?:{_JUL_LEVELS}): ")
@@ -76,8 +78,9 @@ def jul_simple(head: list[str], named: str) -> str | None:
 
 
 def syslog(head: list[str], named: str) -> str | None:
-    """Every line behind a syslog prefix: RFC 3164 (BSD) or RFC 5424."""
-    shown = [text for text in head[:20] if text.strip()]
+    """Every line behind a syslog prefix: RFC 3164 (BSD) or RFC 5424 (told from each line's first
+    ``DIAGNOSED_LINE`` characters: a prefix is short)."""
+    shown = [text[:DIAGNOSED_LINE] for text in head[:20] if text.strip()]
     if not shown:
         return None
     kinds = (("RFC 5424", _RFC5424, _RFC5424_SED), ("RFC 3164", _BSD, _BSD_SED))
