@@ -154,6 +154,9 @@ def test_a_clock_written_as_a_list_is_named_with_the_order_its_hosts_show(cli, t
     done = cli("verify", log)
     assert "which verify checks; a NAMEp where the first lines show no host" in done.stderr, said(done)
     assert "' n0 NAME1 < " in done.stderr, said(done)
+    done = cli("verify", log, "--regex", r"(?<host>\S*) (?<clock>\[.*\])\n(?<event>.*)")  # its error stays
+    assert done.stderr.startswith(f"mutexlab: error: {log}:1: the clock is [1, 0]: a vector clock is a JSON")
+    assert "— the clock '[1, 0]' is a list of counts by position" in done.stderr, said(done)
     log.write_text("a [1,1]\nenter cs\n")  # its own position cannot be told
     done = cli("verify", log)
     assert (

@@ -66,6 +66,8 @@ def explain(path: str | Path, error: str) -> str | None:
     readers = (_pretty_json, _csv, _logfmt, _cased, _loguru, jul_xml, jul_simple, syslog, list_clock)
     for reader in (*readers, _prefixed, _text_first):
         said = reader(head, named)
+        if said and reader is list_clock and "a vector clock is a JSON object" in error:
+            return f"{error} — {said.split(': ', 1)[1]}"  # --regex read the list: its error stays
         if said:
             return f"{shown}:{said}"
     return None
