@@ -157,6 +157,9 @@ def test_a_clock_written_as_a_list_is_named_with_the_order_its_hosts_show(cli, t
     done = cli("verify", log, "--regex", r"(?<host>\S*) (?<clock>\[.*\])\n(?<event>.*)")  # its error stays
     assert done.stderr.startswith(f"mutexlab: error: {log}:1: the clock is [1, 0]: a vector clock is a JSON")
     assert "— the clock '[1, 0]' is a list of counts by position" in done.stderr, said(done)
+    log.write_text("worker [3] enter cs\n")  # one count: a logger's tag, as likely as a clock
+    done = cli("verify", log)
+    assert "not a record of GoVector's regex" in done.stderr and "list of counts" not in done.stderr
     log.write_text("a [1,1]\nenter cs\n")  # its own position cannot be told
     done = cli("verify", log)
     assert (

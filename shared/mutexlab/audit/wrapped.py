@@ -38,7 +38,7 @@ _BSD_SED = (
 _RFC5424_SED = r's/^<[0-9]{1,3}>1 [^ ]+ [^ ]+ [^ ]+ [^ ]+ [^ ]+ (-|(\[([^]"\\]|"([^"\\]|\\.)*")*\])+) ?//'
 _CLOCK_FIRST = re.compile(r"\{[^{}]*\} +\S.*")
 _RECORD = re.compile(r"\S+ (?:\{[^{}]*\}|map\[[^\]]*\])(?: +\S.*)?")
-_LISTED = re.compile(r"\s*(\S+) \[(\d+(?:, ?\d+)*)\](?: +(\S.*))?")
+_LISTED = re.compile(r"\s*(\S+) \[(\d+(?:, ?\d+)+)\](?: +(\S.*))?")  # two counts at least
 
 
 def jul_xml(head: list[str], named: str) -> str | None:
