@@ -30,7 +30,22 @@ _GO_PAIR = re.compile(r"(\S+):(\d+)")
 GO_MAP_LINE = re.compile(r"\s*\S+ map\[[^\]]*\]\s*")  # a GoVector record's first line, Go's %v clock
 DEFAULT_REGEX = r"(?<host>\S*) (?<clock>{.*})\n(?<event>.*)"  # GoVector's
 GO_MAP_REGEX = r"(?<host>\S*) (?<clock>map\[.*\])\n(?<event>.*)"
-LINEAR = (DEFAULT_REGEX, GO_MAP_REGEX)  # known not to backtrack: Python's re, no time limit
+# GoVector's record on one line, the clock (a flat object: JSON, a Python dict) between host and event
+ONE_LINE = re.compile(r"\s*\S+ \{[^{}]*\} +\S.*")
+ONE_LINE_REGEX = r"(?<host>\S*) (?<clock>{[^{}]*}) +(?<event>.*)"
+LINEAR = (DEFAULT_REGEX, GO_MAP_REGEX, ONE_LINE_REGEX)  # known not to backtrack: Python's re, no time limit
+
+
+def default_regex(first: str | None) -> tuple[str, str]:
+    """The regex of a log whose first record line is ``first`` when neither the log nor --regex
+    gives one, and how an error names it: GoVector's (HOST CLOCK, then the event on the next line),
+    with a Go map clock when ``first`` is ``HOST map[…]``, or on one line when ``first`` is
+    ``HOST {CLOCK} EVENT`` (which GoVector's regex never matches: its clock ends the line)."""
+    if first is not None and GO_MAP_LINE.fullmatch(first):  # Go's %v of a map
+        return GO_MAP_REGEX, f"GoVector's regex with a Go map clock {GO_MAP_REGEX}"
+    if first is not None and ONE_LINE.fullmatch(first):
+        return ONE_LINE_REGEX, f"GoVector's layout on one line (HOST CLOCK EVENT), {ONE_LINE_REGEX}"
+    return DEFAULT_REGEX, f"GoVector's regex {DEFAULT_REGEX}"
 
 
 def plain(text: str) -> str:

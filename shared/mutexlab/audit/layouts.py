@@ -15,6 +15,8 @@ reads at most ``HEAD_LINES`` lines of at most ``limits.MAX_LINE`` bytes, ``HEAD_
 * a prefix naming the container on every line (``docker compose logs``: ``lock-1  | …``;
   ``kubectl logs --prefix``: ``[pod/…/…] …``): ``--no-log-prefix``, or ``sed`` removes it;
 * text, then JSON events (a warning ``2>&1`` wrote first): ``grep '^{'`` keeps the events;
+* java.util.logging's XML and SimpleFormatter layouts, syslog lines (RFC 3164, RFC 5424), a clock
+  written as a list of counts by position: ``wrapped.py``;
 * a line that repeats another exactly where the reader refused a second sending or a clock that
   does not rise: the same event written twice (two appenders on one file).
 """
@@ -29,6 +31,7 @@ from pathlib import Path
 
 from ..limits import MAX_LINE, MAX_LINE_MEMBERS, lines, more_members
 from .clocktext import plain
+from .wrapped import jul_simple, jul_xml, list_clock, syslog
 
 HEAD_LINES = 2_000
 HEAD_BYTES = 1 << 20
@@ -60,8 +63,11 @@ def explain(path: str | Path, error: str) -> str | None:
     if not head:
         return None
     named = "FILE" if shown.startswith("/proc/self/fd/") else shlex.quote(shown)
-    for reader in (_pretty_json, _csv, _logfmt, _cased, _loguru, _prefixed, _text_first):
+    readers = (_pretty_json, _csv, _logfmt, _cased, _loguru, jul_xml, jul_simple, syslog, list_clock)
+    for reader in (*readers, _prefixed, _text_first):
         said = reader(head, named)
+        if said and reader is list_clock and "a vector clock is a JSON object" in error:
+            return f"{error} — {said.split(': ', 1)[1]}"  # --regex read the list: its error stays
         if said:
             return f"{shown}:{said}"
     return None

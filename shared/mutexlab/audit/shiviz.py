@@ -43,7 +43,7 @@ from ..limits import (
 )
 from ..trace import TraceError, bounded_lines, check_event, decode_line
 from .clocks import consistent
-from .clocktext import DEFAULT_REGEX, GO_MAP_LINE, GO_MAP_REGEX, LINEAR, plain_line, read_clock
+from .clocktext import DEFAULT_REGEX, LINEAR, default_regex, plain_line, read_clock
 from .logregex import LogRegex, compile_log_regex, quoted
 
 # A clock written as RFC 5424 structured data, `[vc@32473 a="3" b="1"]` or its params alone.
@@ -185,8 +185,8 @@ def _records(
             delimiter = _delimiter(second[1], f"{source}:{second[0]}")
     elif first is not None:
         pending.append(first)
-    go = first is not None and GO_MAP_LINE.fullmatch(first[1]) is not None  # Go's %v of a map
-    js = js or (GO_MAP_REGEX if go else DEFAULT_REGEX)
+    guessed, guess_said = default_regex(first[1] if first is not None else None)
+    js = js or guessed
     named = (
         "--regex"
         if regex is not None
@@ -206,7 +206,7 @@ def _records(
         if regex is not None
         else f"the log's regex {js}"
         if given
-        else f"GoVector's regex{' with a Go map clock' * go} {js} (nor a JSON event; records of another layout need --regex)"
+        else f"{guess_said} (nor a JSON event; records of another layout need --regex)"
         + (one_document(first[1]) if first is not None else "")
     )
     shape = Layout(source, pattern, span, what, delimiter)
@@ -313,14 +313,13 @@ def _chain(pending: list[tuple[int, str]], lines: Iterator[tuple[int, str]]) -> 
 
 
 def _found(pattern: LogRegex, text: str, lead: int, width: int, where: str) -> Any:
-    """The leftmost match of ``pattern`` in ``text``, as ``search`` finds it, tried first at the
-    ``lead + 1`` places a record may start (each one start: linear in the text); only a first line
-    of at most ``DIAGNOSED_LINE`` characters (``width``) is searched further, to say what stands
-    before a record: searching tries every place, a time quadratic in the line's length."""
-    for start in range(lead + 1):
-        if (found := pattern.match(text, start, where)) is not None:
-            return found
-    return pattern.search(text, where) if width <= DIAGNOSED_LINE else None
+    """The leftmost match of ``pattern`` in ``text`` that starts on its first line, tried first at
+    the ``lead + 1`` places a record may start (each one start: linear in the text); only a first
+    line of at most ``DIAGNOSED_LINE`` characters (``width``) is tried further, to say what stands
+    before a record: each place costs a match. (Never ``search``: it tries the places of the lines
+    after the first too, a time quadratic in their length — a huge second line took hours.)"""
+    places = range(lead + 1) if width > DIAGNOSED_LINE else range(width + 1)
+    return next((found for at in places if (found := pattern.match(text, at, where)) is not None), None)
 
 
 def _record(
