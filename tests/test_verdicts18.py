@@ -3,6 +3,11 @@
 * A trace coloured by ``jq -C`` (colour codes around each key, value and bracket) is read as the
   plain trace: the same verdict, the same words; an escape byte inside a value or another code
   is refused naming it. Before: ``not JSON (Expecting value)``, exit 2, the colours unnamed.
+* ``test --mpi``: a read of a window that mutexlab held (docs/mpi.md#rma) leaves schedules undriven
+  (its origin never read the same bytes again and went on): ``systematic`` is INCOMPLETE (exit 3),
+  never "searched exhaustively"; ``random`` and ``pct`` PASS saying what was not driven; ``--json``
+  carries ``exhaustive: false``, ``read_held_runs`` and ``not_driven``. And a read that came while a
+  lock request already waited for its origin's lock was held for ever: a false ``deadlock``.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import missing
+from test_mpi import Builds, shared_cache
 
 ROOT = Path(__file__).resolve().parent.parent
 BROKEN_KMUTEX = ROOT / "examples" / "solutions" / "kmutex_ricart_agrawala_broken.py"
@@ -109,3 +116,104 @@ def test_a_clock_free_log_keeps_its_colours_apart_from_its_values(cli, tmp_path)
     assert done.returncode == 2 and re.search(r":1: an escape byte that is no colour code", done.stderr), (
         said(done)
     )
+
+
+# -- a read held: what was not driven is said, never "searched exhaustively" -----------------------
+
+# Rank 1 waits for a flag in rank 0's window by re-reading it (MPI_Get, a read mutexlab holds while
+# it finds what it read last time); rank 0 sets it once it has left its section, where it sleeps.
+# -DGIVE_UP: after two reads that find it unset, rank 1 enters anyway — under any MPI while rank 0
+# may be inside; mutexlab's held read never lets two such reads happen, so that bug is not driven.
+HELD_READ = r"""
+#include <mpi.h>
+#include <stdio.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    int rank, *mem, flag = 0, one = 1;
+#ifdef GIVE_UP
+    int tries = 0;
+#endif
+    MPI_Win win;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+    *mem = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        printf("rank 0 enters\n");
+        fflush(stdout);
+        usleep(1000);
+        printf("rank 0 leaves\n");
+        fflush(stdout);
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+        MPI_Put(&one, 1, MPI_INT, 0, 0, 1, MPI_INT, win);
+        MPI_Win_unlock(0, win);
+    } else if (rank == 1) {
+        while (!flag) {
+#ifdef GIVE_UP
+            if (tries++ == 2) break;
+#endif
+            MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+            MPI_Get(&flag, 1, MPI_INT, 0, 0, 1, MPI_INT, win);
+            MPI_Win_unlock(0, win);
+        }
+        printf("rank 1 enters\n");
+        printf("rank 1 leaves\n");
+        fflush(stdout);
+    }
+    MPI_Win_free(&win);
+    MPI_Finalize();
+    return 0;
+}
+"""
+CS = "(?P<enter>enters)|(?P<exit>leaves)"
+NOT_DRIVEN = "not driven: a read of another rank's window (MPI_Get, an MPI_NO_OP fetch) that found what"
+
+
+@pytest.fixture(scope="module")
+def held(tmp_path_factory) -> Builds:
+    if shutil.which("gcc") is None:
+        missing("gcc is not installed: mutexlab's MPI cannot be built")
+    out, cache = tmp_path_factory.mktemp("verdicts18"), shared_cache(tmp_path_factory)
+    table = {"held": ("held_read.c", []), "gives-up": ("held_read.c", ["-DGIVE_UP"])}
+    return Builds(table, out, cache, {"held_read.c": HELD_READ}, strict=True)
+
+
+def mpi_test(cli, program: str, strategy: str, *more: str):
+    return cli("test", "mutex", "--np", "2", "--entries", "1", "--strategy", strategy, "--regex", CS,
+               *more, "--mpi", program)  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["held", "gives-up"])
+def test_systematic_with_a_read_held_is_incomplete_saying_what_was_not_driven(cli, held, name):
+    """Before: ``held`` a false FINDING [deadlock] (its read came while rank 0's lock request waited
+    for rank 1's lock, and was held for ever); ``gives-up``, with that fixed alone, PASS — searched
+    exhaustively, on a program that enters while another rank is inside under any MPI."""
+    done = mpi_test(cli, held[name], "systematic")
+    assert done.returncode == 3, said(done)
+    assert "INCOMPLETE — no finding in every schedule it could reach (systematic: " in done.stdout, said(done)
+    assert NOT_DRIVEN in done.stdout and "searched exhaustively" not in done.stdout, said(done)
+    summary = json.loads(mpi_test(cli, held[name], "systematic", "--json").stdout)
+    assert summary["verdict"] == "INCOMPLETE" and summary["exhaustive"] is False, summary
+    assert summary["read_held_runs"] >= 1 and "was held until the bytes changed" in summary["not_driven"]
+
+
+@pytest.mark.parametrize("strategy", ["random", "pct"])
+def test_a_sample_with_a_read_held_passes_saying_what_was_not_driven(cli, held, strategy):
+    """Seed 10: a read held within 20 runs (random holds about one run in 300 here, pct one in 8)."""
+    done = mpi_test(cli, held["held"], strategy, "--runs", "20", "--seed", "10")
+    assert done.returncode == 0 and ": PASS — no finding in " in done.stdout, said(done)
+    assert NOT_DRIVEN in done.stdout, said(done)
+    summary = json.loads(
+        mpi_test(cli, held["held"], strategy, "--runs", "20", "--seed", "10", "--json").stdout
+    )
+    assert summary["verdict"] == "PASS" and summary["exhaustive"] is False and summary["read_held_runs"] >= 1
+
+
+def test_a_program_with_no_read_held_is_still_searched_exhaustively(cli, tmp_path, held):
+    """What was exhaustive stays so: no read held, no note (MPI_Win_lock itself as the lock)."""
+    done = cli("test", "mutex", "--np", "2", "--entries", "1", "--strategy", "systematic",
+               "--regex", "(?P<enter>in critical)|(?P<exit>out of critical)",
+               "--json", "--mpi", Builds({"w": ("o16_rma_winlock.c", [])}, tmp_path, held.cache)["w"], "1")  # fmt: skip
+    summary = json.loads(done.stdout)
+    assert done.returncode == 0 and summary["exhaustive"] is True and "not_driven" not in summary, said(done)
