@@ -8,6 +8,9 @@
   never "searched exhaustively"; ``random`` and ``pct`` PASS saying what was not driven; ``--json``
   carries ``exhaustive: false``, ``read_held_runs`` and ``not_driven``. And a read that came while a
   lock request already waited for its origin's lock was held for ever: a false ``deadlock``.
+* A solution's sibling module imported lazily (inside a handler) is watched as one imported at the
+  top of the file: a handler changing its global is the shared-state finding. Before: SAFE, PASS.
+  Never a test module's (``test_*.py``) nor the standard library's.
 """
 
 from __future__ import annotations
@@ -217,3 +220,56 @@ def test_a_program_with_no_read_held_is_still_searched_exhaustively(cli, tmp_pat
                "--json", "--mpi", Builds({"w": ("o16_rma_winlock.c", [])}, tmp_path, held.cache)["w"], "1")  # fmt: skip
     summary = json.loads(done.stdout)
     assert done.returncode == 0 and summary["exhaustive"] is True and "not_driven" not in summary, said(done)
+
+
+# -- a sibling imported inside a handler: its globals watched -----------------------------------------
+
+KMUTEX = ROOT / "examples" / "solutions" / "kmutex_ricart_agrawala.py"
+
+
+def lazy_solution(folder: Path, module: str, body: str) -> Path:
+    """The k-mutex example, its ``_on_request`` importing ``module`` (beside it, ``body``) and
+    calling its ``note`` with the request: imported at the first request, not at load."""
+    folder.mkdir()
+    (folder / f"{module}.py").write_text(body)
+    text = KMUTEX.read_text()
+    handler = "    def _on_request(self, msg: Request) -> list:\n"
+    assert handler in text
+    text = text.replace(
+        handler,
+        handler
+        + f"        import {module}  # lazily: at the first request\n\n        {module}.note(msg.sender, msg.ts)\n",
+    )
+    solution = folder / "tallied.py"
+    solution.write_text(text)
+    return solution
+
+
+TALLY = "SEEN: dict = {}\n\n\ndef note(pid, ts):\n    SEEN[pid] = ts\n"
+READS = "LIMIT = {'ts': 10**9}\n\n\ndef note(pid, ts):\n    assert ts < LIMIT['ts']\n"
+
+
+@pytest.mark.parametrize("command", ["simulate", "check"])
+def test_a_global_of_a_sibling_imported_in_a_handler_is_watched(cli, tmp_path, command):
+    module = f"tally_v18_{command}"
+    solution = lazy_solution(tmp_path / "lazy", module, TALLY)
+    done = cli(command, solution, "-N", "3")
+    assert done.returncode == 1, said(done)
+    where = f"the global SEEN of {tmp_path / 'lazy' / module}.py"
+    assert f"{where} is a mutable global of the module, and a handler changed it" in done.stdout + done.stderr
+
+
+def test_a_sibling_imported_in_a_handler_that_only_reads_its_globals_is_no_finding(cli, tmp_path):
+    solution = lazy_solution(tmp_path / "reads", "limits_v18", READS)
+    done = cli("simulate", solution, "-N", "3")
+    assert done.returncode == 0 and "audit: SAFE" in done.stdout, said(done)
+    done = cli("check", solution, "-N", "3")
+    assert done.returncode == 0 and "verdict:      PASS" in done.stdout, said(done)
+
+
+@pytest.mark.parametrize("module", ["test_tally_v18", "tally_v18_test"])
+def test_a_test_module_imported_in_a_handler_is_never_watched(cli, tmp_path, module):
+    """A test module is a harness's, whose globals it changes between runs: not the solution's."""
+    solution = lazy_solution(tmp_path / module, module, TALLY)
+    done = cli("simulate", solution, "-N", "3")
+    assert done.returncode == 0 and "audit: SAFE" in done.stdout, said(done)
