@@ -8,6 +8,9 @@
   never "searched exhaustively"; ``random`` and ``pct`` PASS saying what was not driven; ``--json``
   carries ``exhaustive: false``, ``read_held_runs`` and ``not_driven``. And a read that came while a
   lock request already waited for its origin's lock was held for ever: a false ``deadlock``.
+* A run stopped midway by an error other than a state of no name, after the trace broke safety,
+  names that error as its stop (``a waiting_for() that raised``); before, the words said "a handler
+  left a state of no name: refused", in text and in ``--json``'s ``stopped``.
 * A solution's sibling module imported lazily (inside a handler) is watched as one imported at the
   top of the file: a handler changing its global is the shared-state finding. Before: SAFE, PASS.
   Never a test module's (``test_*.py``) nor the standard library's.
@@ -273,3 +276,60 @@ def test_a_test_module_imported_in_a_handler_is_never_watched(cli, tmp_path, mod
     solution = lazy_solution(tmp_path / module, module, TALLY)
     done = cli("simulate", solution, "-N", "3")
     assert done.returncode == 0 and "audit: SAFE" in done.stdout, said(done)
+
+
+# -- a stop named by its own error ------------------------------------------------------------------
+
+
+def stopped_by(monkeypatch, exc: Exception) -> None:
+    """``mutexlab verify`` made to stop as a run does midway: ``exc`` raised, with the safety
+    violations its trace had shown (``audit.seen``)."""
+    from dataclasses import replace
+
+    import mutexlab.commands.verify as verify
+
+    def run(args):
+        exc.seen = ["[capacity] cs (capacity 1) held by node-1, node-2 at once"]
+        raise exc
+
+    monkeypatch.setattr(verify, "COMMAND", replace(verify.COMMAND, run=run))
+
+
+def test_a_stop_after_a_violation_is_named_by_its_own_error(cli, monkeypatch, tmp_path):
+    from mutexlab.waiting import WaitsRaised
+
+    raised = "its waiting_for() raised KeyError: 'x' at my_algo.py:12, in state WANTED"
+    stopped_by(monkeypatch, WaitsRaised("node-2", raised, "node-2", "WANTED"))
+    done = cli("verify", tmp_path / "t.jsonl")
+    assert done.returncode == 1, said(done)
+    assert done.stdout.startswith(
+        f"VIOLATION (exit 1), seen before the run stopped (asking node-2 what it waits for: {raised}):\n"
+    ), said(done)
+    assert "state of no name" not in done.stdout + done.stderr, said(done)
+    assert f"mutexlab: stopped as well: asking node-2 what it waits for: {raised}" in done.stderr, said(done)
+    summary = json.loads(cli("verify", tmp_path / "t.jsonl", "--json").stdout)
+    assert summary["verdict"] == "violation" and summary["stopped"].endswith(raised), summary
+
+
+def test_a_refusal_after_a_violation_keeps_its_words(cli, monkeypatch, tmp_path):
+    from mutexlab.setups import NoName
+
+    stopped_by(monkeypatch, NoName("node-1's handler left it in state _Gone.DONE"))
+    done = cli("verify", tmp_path / "t.jsonl")
+    assert done.returncode == 1, said(done)
+    assert done.stdout.startswith(
+        "VIOLATION (exit 1), seen before the run stopped (a handler left a state of no name: refused):\n"
+    ), said(done)
+    assert "mutexlab: refused as well: node-1's handler left it in state _Gone.DONE" in done.stderr
+
+
+def test_an_error_without_words_is_named_by_its_type(cli, monkeypatch, tmp_path):
+    from mutexlab.setups import ConfigError
+
+    class Unsaid(ConfigError):
+        pass
+
+    stopped_by(monkeypatch, Unsaid())
+    monkeypatch.setattr("mutexlab.commands.common.seen", lambda exc: [])  # no violation before it
+    done = cli("verify", tmp_path / "t.jsonl")
+    assert done.returncode == 2 and done.stderr.strip().endswith("mutexlab: error: Unsaid"), said(done)
