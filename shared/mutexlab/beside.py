@@ -6,10 +6,13 @@ changes in one of their globals is every process's at once (``setups.class_state
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from types import ModuleType
 
 
@@ -97,11 +100,17 @@ def importing_beside(folder: str) -> Iterator[None]:
         for name, mod in mods.items()
         if other != folder and sys.modules.get(name) is mod
     }
+    global _loading
     before = set(sys.modules)
+    _FOLDERS.add(folder)
+    _loading += 1
+    if not any(isinstance(f, _LateFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _LateFinder())
     sys.path.insert(0, folder)
     try:
         yield
     finally:
+        _loading -= 1
         del sys.path[sys.path.index(folder)]
         if folder not in sys.path:  # a module it imports when a handler runs finds them too
             sys.path.append(folder)
@@ -109,3 +118,84 @@ def importing_beside(folder: str) -> Iterator[None]:
             if own_module(sys.modules[new], folder):
                 _BESIDE.setdefault(folder, {}).setdefault(new, sys.modules[new])
         sys.modules.update(hidden)
+
+
+# The folders of the solution files mutexlab loaded, and the modules of theirs a handler imported
+# later (``import parts`` inside a handler): in the order they came, each as it was imported.
+_FOLDERS: set[str] = set()
+IMPORTED: list[ModuleType] = []
+_loading = 0  # files being loaded (``importing_beside``): what they import is no handler's
+# Called with each such module once it has run, before the handler goes on: ``setups`` keeps a
+# copy of its globals then, so that what the handler changes in them is seen (a finding).
+on_late_import: Callable[[ModuleType], None] | None = None
+
+
+def _test_module(name: str) -> bool:
+    """A test harness's module (``test_x``, ``x_test``, ``conftest``): never the solution's."""
+    top = name.split(".")[0]
+    return top.startswith("test_") or top.endswith("_test") or top == "conftest"
+
+
+class _LateFinder(importlib.abc.MetaPathFinder):
+    """Finds nothing of its own: the module Python's path finds, when it is a file of a solution's
+    folder (``own_module``'s rule), has its loader tell ``on_late_import`` once it has run."""
+
+    def find_spec(self, name, path, target=None):  # noqa: ANN001, ANN201 - importlib's signature
+        if not _FOLDERS or name.split(".")[0] in sys.stdlib_module_names or _test_module(name):
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+        origin = getattr(spec, "origin", None)
+        loader = getattr(spec, "loader", None)
+        if spec is None or not isinstance(origin, str) or not hasattr(loader, "exec_module"):
+            return None
+        root = next((f for f in _FOLDERS if _under(os.path.abspath(origin), f)), None)
+        if root is None or name.startswith(FILE_MODULE_PREFIX):
+            return None
+        run = loader.exec_module
+
+        def exec_module(module: ModuleType) -> None:
+            run(module)
+            if not _loading and own_module(module, root):
+                IMPORTED.append(module)
+                if on_late_import is not None:
+                    on_late_import(module)
+
+        loader.exec_module = exec_module  # this spec's loader alone, made for this import
+        return spec
+
+
+LATE = ""  # class_state's key of its Late: no global's name
+
+
+@dataclass
+class Late:
+    """Where the modules a handler imports later are watched (``setups.class_state`` keeps one under
+    ``LATE``, a name no global has): the folders of a setup's solution files (``add``), and how many
+    modules handlers had imported (``IMPORTED``) when last asked."""
+
+    folders: set[str] = field(default_factory=set)
+    seen: int = field(default_factory=lambda: len(IMPORTED))
+
+    def add(self, module: ModuleType) -> None:
+        """The folder of ``module``, when it is a solution's file mutexlab loaded."""
+        file = getattr(module, "__file__", None)
+        if isinstance(file, str) and module.__name__.startswith(FILE_MODULE_PREFIX):
+            self.folders.add(os.path.dirname(os.path.abspath(file)))
+
+    def since(self) -> list[ModuleType]:
+        """The modules handlers imported from ``folders`` since last asked: while a run went on (a
+        module a test harness imports between runs is not the solution's), kept in ``RAN``."""
+        new = [m for m in IMPORTED[self.seen :] if self._mine(m)]
+        self.seen = len(IMPORTED)
+        RAN.extend(m for m in new if m not in RAN)
+        return new
+
+    def ran(self) -> list[ModuleType]:
+        """The modules a handler of a run before imported from ``folders``: watched from the start."""
+        return [m for m in RAN if self._mine(m)]
+
+    def _mine(self, module: ModuleType) -> bool:
+        return any(_under(os.path.abspath(module.__file__ or ""), root) for root in self.folders)
+
+
+RAN: list[ModuleType] = []  # the modules of IMPORTED a handler imported during a run (Late.since)

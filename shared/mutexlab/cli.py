@@ -231,10 +231,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except ConfigError as exc:  # found mid-run (a handler left a state of a plain Enum): exit 2
         alone = "refused" if isinstance(exc, NoName) else None  # a state of no name: a stop, in JSON too
-        if said_seen(exc, "a handler left a state of no name: refused", getattr(args, "json", False), alone):
-            print(f"mutexlab: refused as well: {exc}", file=sys.stderr)
+        if said_seen(exc, stop_words(exc), getattr(args, "json", False), alone):
+            print(f"mutexlab: {'refused' if alone else 'stopped'} as well: {exc}", file=sys.stderr)
             return 1  # the refusal never hides the violation seen before it
-        print(f"mutexlab: error: {exc}", file=sys.stderr)
+        print(f"mutexlab: error: {str(exc) or type(exc).__name__}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as stop:
         print("interrupted" + left_behind(args, started), file=sys.stderr)
@@ -249,6 +249,14 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 4
+
+
+def stop_words(exc: ConfigError) -> str:
+    """What stopped a run midway, in words: a state of no name as such; any other error by its own
+    words (a ``waiting_for()`` that raised: which, and what it raised), never another's."""
+    if isinstance(exc, NoName):
+        return "a handler left a state of no name: refused"
+    return getattr(exc, "short", None) or str(exc) or type(exc).__name__
 
 
 SIGPIPE_EXIT = 141  # 128 + SIGPIPE, as a shell reports a command the signal ended; never 0

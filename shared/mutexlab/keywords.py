@@ -205,3 +205,37 @@ def os_pid(event: dict) -> str:
     if held is not None:
         return f"{said}, and {held!r} holds {json.dumps(event[held])[:40]} here: if that names the process, jq -c '.pid = .{held}' FILE, or in the program child({{ pid: NAME }}) with pid left out of the base, pino({{ base: {{ hostname }} }})"
     return f"{said}: log it there, child({{ pid: NAME }}) with pid left out of the base, pino({{ base: {{ hostname }} }})"
+
+
+# A JSON string (kept whole: what is in it is the writer's) or a colour code (SGR: ``ESC [ … m``,
+# what ``jq -C`` writes around each key, value and bracket) between two tokens.
+_STRING_OR_COLOUR = re.compile(r'"(?:[^"\\]|\\.)*"|\x1b\[[0-9;:]*m')
+
+
+def uncoloured(line: str) -> str:
+    """``line`` without the colour codes (SGR) between its JSON tokens, as ``jq -C`` writes them; a
+    line without an escape byte is returned as it is. Sound: JSON holds no escape byte (in a string
+    it is written ``\\u001b``), so nothing removed was part of a value. An escape byte left (inside
+    a string, or a code other than a colour) raises ``limits.InputError`` naming it and its column."""
+    if "\x1b" not in line:
+        return line
+    kept, at, left = [], 0, -1
+    for found in _STRING_OR_COLOUR.finditer(line):
+        between, token = line[at : found.start()], found.group()
+        if left < 0 and "\x1b" in between:
+            left = at + between.index("\x1b")
+        kept.append(between)
+        if token[0] == '"':
+            if left < 0 and "\x1b" in token:
+                left = found.start() + token.index("\x1b")
+            kept.append(token)
+        at = found.end()
+    if left < 0 and "\x1b" in line[at:]:
+        left = line.index("\x1b", at)
+    if left >= 0:
+        raise limits.InputError(
+            f"an escape byte that is no colour code between JSON tokens ({line[left : left + 12]!r}, "
+            f"column {left + 1}): the colours `jq -C` writes around keys and values are read as plain "
+            "JSON, never an escape inside a string nor another code; write the log without them (jq -M)"
+        )
+    return "".join(kept) + line[at:]

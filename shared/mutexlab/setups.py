@@ -16,18 +16,19 @@ from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from difflib import get_close_matches
 from enum import Enum
 from typing import Any
 
 from pydantic import BaseModel
 
-from .beside import beside, defining_module
+from . import beside as _beside
+from .beside import LATE, beside, defining_module
 from .clock import LamportClock
 from .messages import Codec
 from .protocol import HandlerError, Protocol, ProtocolError, raised_at, taking_text
 from .show import state_text, unnamed
 from .slots import attributes, slot_names
+from .words import closest  # noqa: F401 - here before: its importers keep their import
 
 
 class ConfigError(ValueError):
@@ -105,17 +106,6 @@ def refuse_options(algorithm: str, unknown: Iterable[str], taken: Iterable[str])
     raise ConfigError(
         f"{algorithm} does not take option(s) {', '.join(wrong)} (it takes: {', '.join(known) or 'none'})"
         + closest(wrong, known)
-    )
-
-
-def closest(wrong: Iterable[str], known: Iterable[str]) -> str:
-    """``; 'meal': did you mean 'meals'?`` for each ``wrong`` key close to a ``known`` one, by
-    letters whatever their case (``K`` is ``k`` miswritten), else empty."""
-    lowered = {k.lower(): k for k in known}
-    return "".join(
-        f"; {key!r}: did you mean {lowered[close[0]]!r}?"
-        for key in wrong
-        if (close := get_close_matches(key.lower(), list(lowered), 1))
     )
 
 
@@ -236,6 +226,7 @@ def class_state(setup: Setup) -> dict[str, tuple[Any, Any]]:
     Every process — and every world ``check`` keeps — shares such a value; only one a deep copy
     equals is kept (compared later by value)."""
     found: dict[str, tuple[Any, Any]] = {}
+    late = _beside.Late()  # where a module a handler imports later is watched
     # a global iterator a process holds as its attribute is its own (shared_state refuses a second
     # holder): check steps a copy of it, as the process over RabbitMQ its own module's
     owned = {id(v) for proto in setup.protocols.values() for v in attributes(proto).values()}
@@ -252,7 +243,16 @@ def class_state(setup: Setup) -> dict[str, tuple[Any, Any]]:
             if module is not None:
                 for mine in (module, *beside(module)):  # its file, and the modules beside it it imports
                     _module_state(found, mine, getattr(mine, "__file__", mine.__name__), owned)
+                late.add(module)
+    found[LATE] = (late, None)
+    for mine in late.ran():  # those a handler of a run before imported, too
+        _module_state(found, mine, getattr(mine, "__file__", mine.__name__), owned)
     return found
+
+
+# A module a handler imported from its solution's folder: its globals kept as it ran, before the
+# handler goes on (``_keep``'s first copies), so that what the handler changes in them is seen.
+_beside.on_late_import = lambda module: _module_state({}, module, module.__file__ or module.__name__, set())
 
 
 def _keep(found: dict[str, tuple[Any, Any]], owner: Any, key: str, value: Any, label: str) -> None:
@@ -391,9 +391,13 @@ MEMO = (
 
 
 def class_state_changed(kept: dict[str, tuple[Any, Any]]) -> str | None:
-    """Which of ``class_state``'s values a handler changed (it is every process's at once), or None."""
+    """Which of ``class_state``'s values a handler changed (it is every process's at once), or None;
+    a module a handler imported from its solution's folder since is watched too (``beside.Late``)."""
+    late = kept.get(LATE, (None,))[0]
+    for module in late.since() if isinstance(late, _beside.Late) else ():
+        _module_state(kept, module, getattr(module, "__file__", module.__name__), set())
     for name, (value, before) in kept.items():
-        if value == before:
+        if name == LATE or value == before:
             continue
         keep_it = "keep it in an attribute (self.… = … in __init__)"
         if isinstance(before, _Position):  # cannot be put back: kept[name] is where it stands now

@@ -392,6 +392,7 @@ def parse_events(
         if not line.strip():
             continue
         try:
+            line = keywords.uncoloured(line)  # `jq -C`'s colour codes: the JSON between them is read
             limits.members(line)
             event = json.loads(line, object_pairs_hook=limits.unique_keys)
         except json.JSONDecodeError as exc:

@@ -6,7 +6,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from difflib import get_close_matches
 
 
 def plural(noun: str) -> str:
@@ -71,3 +72,14 @@ def lacks(what: dict[str, list[str]]) -> str:
 # Where a hosted program's fault happened (``run --node``, ``test``): said in a handler's error
 # (``protocol.raised_at``) and read back from a participant's reasons (``transport.outcome``).
 PROGRAM_FAULT = "the program's answer (what it did, not a line of mutexlab)"
+
+
+def closest(wrong: Iterable[str], known: Iterable[str]) -> str:
+    """``; 'meal': did you mean 'meals'?`` for each ``wrong`` key close to a ``known`` one, by
+    letters whatever their case (``K`` is ``k`` miswritten), else empty."""
+    lowered = {k.lower(): k for k in known}
+    return "".join(
+        f"; {key!r}: did you mean {lowered[close[0]]!r}?"
+        for key in wrong
+        if (close := get_close_matches(key.lower(), list(lowered), 1))
+    )

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from typing import IO
 
 from .. import limits
-from ..keywords import FOREIGN_JSON, nested_fields, not_an_object, run_together
+from ..keywords import FOREIGN_JSON, nested_fields, not_an_object, run_together, uncoloured
 from ..trace import (
     REQUIRED,
     TraceError,
@@ -35,7 +35,6 @@ from ..trace import (
     names_problem,
     twice,
 )
-from .clocktext import plain
 from .shiviz import run_header
 
 _MESSAGE_KINDS = ("send", "recv")
@@ -170,10 +169,11 @@ def read_clockfree(
         if cut is not None and started and cut_off(raw):
             cut.append(cut_sentence(number))
             break
-        line = plain(decode_line(raw, source, number))  # colour codes (`jq -C`) are no JSON
+        line = decode_line(raw, source, number)
         if not line.strip():
             continue
         try:
+            line = uncoloured(line)  # `jq -C`'s colour codes: the JSON between them is read
             limits.members(line)  # before parsing: what it would hold is what is refused
             event = json.loads(line, object_pairs_hook=limits.unique_keys)
         except limits.InputError as exc:  # a key twice, too many members: not what this reader takes

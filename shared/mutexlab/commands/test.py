@@ -265,7 +265,7 @@ def run(args) -> int:
         "incomplete_runs": searched.incomplete,  # cut by --max-steps while still serving requests
         "undecided_runs": searched.undecided,  # runs whose audit could not decide everything
     }
-    coverage(outcome, searched.clock_jumped)  # a deadline passed at once: not everything covered
+    coverage(outcome, searched.clock_jumped, searched.read_held)  # a deadline jumped, a read held
     erroneous(outcome, searched.finalize_pending, searched.pending_said)  # MPI calls it an error
     if searched.unsure:
         outcome["undecided"] = searched.unsure
@@ -312,8 +312,11 @@ def run(args) -> int:
         searched.runs
         and not searched.incomplete
         and not searched.undecided
-        and ((searched.exhausted and not searched.clock_jumped) or strategy.name != "systematic")
-    ):  # no run, a run cut short or not all decided, or schedules a jump left out: no PASS
+        and (
+            (searched.exhausted and not searched.clock_jumped and not searched.read_held)
+            or strategy.name != "systematic"
+        )
+    ):  # no run, a run cut short or not all decided, or schedules a jump or a held read left out: no PASS
         outcome["verdict"] = "PASS"
         code = 0
         if mpi and mpitest.nothing_entered(
@@ -438,7 +441,8 @@ COMMAND = Command(
     2 bad input or a program that cannot be started, 3 a systematic search whose budget ended first
     (or a --time too short for a single run, or a run that reached --max-steps while requests were
     still being served, or one whose audit could not decide everything, or, with --mpi, no rank that
-    entered the resource, or a rank's MPI_Wtime timeout loop that left schedules out).""",
+    entered the resource, or a rank's MPI_Wtime timeout loop that left schedules out, or a read of a
+    window held until its bytes changed, which left the schedules re-reading them undriven).""",
     run,
     arguments,
 )

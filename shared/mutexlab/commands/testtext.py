@@ -145,11 +145,23 @@ NOT_COVERED = (
 )
 
 
-def coverage(outcome: dict[str, Any], jumped: int) -> None:
-    """``outcome`` of a search in which ``jumped`` runs had a rank's timeout loop jump the clock: not
-    exhaustive, whatever the strategy ran, and saying what it did not cover."""
+# A read held (docs/mpi.md#rma): its origin waits until the bytes change, so no run has it read the
+# same bytes again and go on, and what a loop does after some identical reads is never run.
+NOT_DRIVEN = (
+    "a read of another rank's window (MPI_Get, an MPI_NO_OP fetch) that found what its origin read "
+    "last time was held until the bytes changed, so no run read the same value again and went on: "
+    "a loop that gives up after some identical reads never reached its giving up (docs/mpi.md#rma)"
+)
+
+
+def coverage(outcome: dict[str, Any], jumped: int, held: int = 0) -> None:
+    """``outcome`` of a search in which ``jumped`` runs had a rank's timeout loop jump the clock, and
+    ``held`` runs a rank's read held: not exhaustive, whatever the strategy ran, and saying what it
+    did not cover or drive."""
     if jumped:
         outcome.update(exhaustive=False, clock_jumped_runs=jumped, not_covered=NOT_COVERED)
+    if held:
+        outcome.update(exhaustive=False, read_held_runs=held, not_driven=NOT_DRIVEN)
 
 
 def erroneous(outcome: dict[str, Any], runs: int, said: str) -> None:
@@ -161,9 +173,10 @@ def erroneous(outcome: dict[str, Any], runs: int, said: str) -> None:
 
 
 def gap(outcome: dict[str, Any]) -> str:
-    """What a PASS line adds when its search did not cover everything (``coverage``), or when a
+    """What a PASS line adds when its search did not cover or drive everything (``coverage``), or when a
     rank was still in an MPI call at its MPI_Finalize (``erroneous``)."""
     said = f"; not covered: {outcome['not_covered']}" if "not_covered" in outcome else ""
+    said += f"; not driven: {outcome['not_driven']}" if "not_driven" in outcome else ""
     if "finalize_pending" in outcome:
         runs = outcome["finalize_pending_runs"]
         said += (

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..protocols import registry
-from ..setups import ConfigError, closest
+from ..setups import ConfigError
+from ..words import closest
 
 MAX_NODES = 100  # processes one test starts at once
 # The option saying that the program's role draws its workload itself (``Problem.reported``):

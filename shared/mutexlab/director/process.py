@@ -72,7 +72,7 @@ class NodeProcess:
         self.heard = False  # the node wrote something: it started, and its output is not stuck
         self.reusable = False  # the node said it starts afresh on a second init
         self.last_words = ""  # a log line's last_words: shown if the node then ends
-        self.clock_jumped = False  # it said so (an MPI rank's timeout loop): taken by Run
+        self.clock_jumped = self.read_held = False  # an MPI rank said so (a clock jump, a read held)
         self.finalize_pending = ""  # an MPI rank's thread was in a call at MPI_Finalize: taken by Run
         self.unseen_wait = ""  # an MPI rank's thread busy where its library cannot see: a stall says so
         self.command, self.argv = argv[0], argv
@@ -159,6 +159,7 @@ class NodeProcess:
                 if isinstance(parsed.get("last_words"), str):  # why it is about to end, if it ends
                     self.last_words = parsed["last_words"][:300]
                 self.clock_jumped |= parsed.get("clock_jumped") is True
+                self.read_held |= parsed.get("read_held") is True
                 if isinstance(pending := parsed.get("finalize_pending"), str):
                     self.finalize_pending = self.finalize_pending or pending[:300]
                 self.unseen_wait = str(parsed.get("unseen_wait", self.unseen_wait))[:600]  # an MPI rank's

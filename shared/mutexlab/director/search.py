@@ -56,6 +56,7 @@ class Outcome:
     undecided: str | None = None  # what its audit could not decide (judge.undecided)
     clock_jumped: bool = False  # a node's timeout loop jumped the clock: no delivery before its deadline
     finalize_pending: str = ""  # an MPI rank called MPI_Finalize with a thread still in a call
+    read_held: bool = False  # a node held a read until its bytes changed: a re-read going on not driven
     after_ended: Finding | None = None  # a kept node had ended after the run before: the finding
     # seen at this run's init, which was then played again on fresh processes
     waiting: list[str] = field(default_factory=list)  # the nodes still waiting when it was judged
@@ -187,6 +188,7 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
         unsure,
         run.clock_jumped,
         run.finalize_pending,
+        read_held=run.read_held,
         waiting=waiting,
         left=list(left),
         spinning="; ".join(run.spinning.values()) if spun and unsure == spun else "",
@@ -280,6 +282,7 @@ class Searched:
     undecided: int = 0  # runs whose audit could not decide everything (Outcome.undecided): no PASS
     unsure: str | None = None  # the first such run's undecided finding
     clock_jumped: int = 0  # runs in which a node's timeout loop jumped the clock (Outcome.clock_jumped)
+    read_held: int = 0  # runs in which a node held a read until its bytes changed (Outcome.read_held)
     finalize_pending: int = 0  # runs with an MPI rank erroneous at MPI_Finalize (Outcome.finalize_pending)
     pending_said: str = ""  # the first such run's words
     spinning: str = ""  # the first undecided run's spinning threads, if that was why (Outcome.spinning)
@@ -306,7 +309,7 @@ def search(
     interrupt (KeyboardInterrupt: Ctrl-C, or SIGTERM in ``runner.pool_of``) ends it too, the run it
     cut short not counted, so that the caller can say how far it got."""
     start = time.monotonic()
-    count = total = cut = unsure = jumped = pending = 0
+    count = total = cut = unsure = jumped = pending = held = 0
     pending_said = spinning = ""
     first_unsure: str | None = None
     last: Outcome | None = None
@@ -346,6 +349,7 @@ def search(
             cut += last.incomplete is not None
             unsure += last.undecided is not None
             jumped += last.clock_jumped
+            held += last.read_held
             pending += bool(last.finalize_pending)
             pending_said = pending_said or last.finalize_pending
             if first_unsure is None and last.undecided is not None:
@@ -370,6 +374,7 @@ def search(
         first_unsure,
         jumped,
         finalize_pending=pending,
+        read_held=held,
         pending_said=pending_said,
         spinning=spinning,
         interrupted=interrupted,

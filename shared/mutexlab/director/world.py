@@ -97,6 +97,7 @@ class Run:
         self.sent: Counter[int] = Counter()
         self.bytes = 0  # of the answers' lines so far (MAX_RUN_BYTES)
         self.clock_jumped = False  # a node said a timeout loop of its passed its deadline at once
+        self.read_held = False  # a node held a read of its window until the bytes changed (not driven)
         self.sync_sends = False  # a waiting rank's standard sends were synchronous (--sync-sends)
         self.finalize_pending = ""  # an MPI rank's thread still in a call at its MPI_Finalize
         self.requests_left = dict.fromkeys(self.names, problem.requests)
@@ -319,6 +320,8 @@ class Run:
         self.bytes += len(raw)
         if self.procs[node].clock_jumped:  # its deadline passed before anything could arrive
             self.procs[node].clock_jumped, self.clock_jumped = False, True
+        if self.procs[node].read_held:  # no run read the same bytes again and went on
+            self.procs[node].read_held, self.read_held = False, True
         if said := self.procs[node].finalize_pending:  # erroneous under MPI: the PASS says so
             self.procs[node].finalize_pending = ""
             self.finalize_pending = self.finalize_pending or said

@@ -95,7 +95,9 @@ def main(argv: list[str]) -> int:
                     if inside:
                         out.write(b'{"type":"pause"}\n')
                     continue
-                if said.get("clock_jumped") is True or "finalize_pending" in said:  # the verdict says so
+                # a deadline passed at once, a read held
+                told = said.get("clock_jumped") is True or said.get("read_held") is True
+                if told or "finalize_pending" in said:  # the verdict says so
                     out.write(answer)
                 if "unseen_wait" in said:  # a thread keeps the rank busy: a stall names its wait
                     out.write(answer)

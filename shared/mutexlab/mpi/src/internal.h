@@ -67,6 +67,7 @@ void ml_coll_root(int root, int ctx, const char *call); /* MPI_ERR_ROOT */
 void ml_flush(void);              /* sems.c: the program's stdout and std::cout flushed (lock not held) */
 void ml_sync_stdout(void);        /* cout.c: the same */
 void ml_say(const char *line);    /* report.c: a line to the director (lock not held) */
+void ml_put_line(const char *line); /* rma.c: a line to the director (lock held) */
 void ml_json_string(char *dst, size_t cap, const char *src); /* src as a JSON string */
 void ml_block_held(void *key);    /* wait on key until ml_wake(key) or something happens (lock held) */
 void ml_block_as(void *key, const char *call); /* the same, in the program's call (a hang names it) */

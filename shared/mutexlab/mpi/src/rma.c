@@ -219,12 +219,21 @@ static void answered(window *w, int from, long id, int err, const unsigned char 
  * applied and at the end of every step, so the program's own stores count), or, with what they are,
  * when a lock request must wait (the reader holds its lock while it waits: it goes on and lets go).
  * Its origin's wait is a poll's, so no rank is claimed hung while one waits (docs/mpi.md#rma). */
+/* The first read held is told to the director ({"type":"log","read_held":true}): the schedules in
+ * which its origin read the same bytes again and went on were never run, which a verdict says. */
+static int held_told;
+
 static int hold(window *w, int from, long id, long disp, long n, const unsigned char *expected) {
     if (n > SEEN || !inside(w, disp, n) || memcmp(w->base + disp * w->disp_unit, expected, (size_t)n) != 0) return 0;
+    if (w->qn > 0) return 0; /* a lock request waits already (for the reader's lock?): it goes on, and lets go */
     for (int i = 0; i < QUEUE; i++)
         if (!w->held[i].used) {
             w->held[i] = (held_t){1, from, id, disp, n, {0}};
             memcpy(w->held[i].v, expected, (size_t)n);
+            if (!held_told) { /* the first, told: no run read the same bytes again and went on */
+                held_told = 1;
+                ml_put_line("{\"type\":\"log\",\"read_held\":true}\n");
+            }
             return 1;
         }
     return 0;
