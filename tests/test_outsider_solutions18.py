@@ -303,6 +303,50 @@ def test_a_model_the_codec_cannot_key_is_refused_naming_it(models, said_):
     assert said_ in str(refused.value)
 
 
+# -- closures a process holds one level down -----------------------------------------------------------
+DISPENSER = (
+    ("class DeliNode(ClassicNode):",
+     "def dispenser():\n    numbers = [0]\n\n    def take():\n        numbers[0] += 1\n        return numbers[0]\n\n"
+     "    return {\"take\": take}\n\n\nclass DeliNode(ClassicNode):"),
+    ("        self.next_ticket = 1\n", "        self.numbers = dispenser()\n"),
+    ("        ticket, self.next_ticket = self.next_ticket, self.next_ticket + 1\n",
+     "        ticket = self.numbers[\"take\"]()\n"),
+)  # fmt: skip
+
+
+def test_a_closure_an_attributes_dict_holds_is_named_in_the_finding(cli, tmp_path):
+    """A ticket dispenser a factory of closures makes (what my first bees' keeper was): every copy
+    of the counter shares its numbers, so ``check`` finds it not deterministic. Before, the finding
+    named no closure (only one held by an attribute itself was); now the one its dict holds."""
+    dispensed = _variant(tmp_path, TICKETS, "o18-kmutex-tickets", "dispensed", *DISPENSER)
+    done = cli("check", "kmutex", "-a", dispensed, "-N", "3", "-k", "2", "--requests", "1")
+    assert done.returncode == 1 and "node-1 is not deterministic" in done.stdout, said(done)
+    assert (
+        "(its attribute numbers['take'] holds a function keeping variables of its own, a closure every copy"
+        in (done.stdout)
+    ), said(done)
+
+
+def test_closures_are_looked_for_one_level_down():
+    from types import SimpleNamespace
+
+    from mutexlab.sim.determinism import closures
+
+    box: list[int] = []
+
+    def keeps() -> None:
+        box.append(1)
+
+    class Proc:
+        def __init__(self) -> None:
+            self.keeper = SimpleNamespace(add=keeps, size=3)
+            self.orders = {"WANT": keeps, "PLAIN": len}
+            self.line = [keeps]
+            self.kind = Proc  # a class: not looked into
+
+    assert closures(Proc()) == ["keeper.add", "line[0]", "orders['WANT']"]
+
+
 # -- over RabbitMQ -------------------------------------------------------------------------------------------
 @pytest.mark.broker
 @pytest.mark.slow
