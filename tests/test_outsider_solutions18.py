@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import pytest
 from outsider_edits import OUTSIDERS, SHARED, Explorer, edited, said
@@ -280,6 +280,12 @@ class Again(Message):
     type: Literal["SOLO"] = "SOLO"
 
 
+class Plain(NamedTuple):  # a message written as a NamedTuple, not a model
+    type: str
+    sender: int
+    ts: int
+
+
 class Crossed(Message):
     type: Literal["A"] = "B"  # type: ignore[assignment]  # the mistake under test
 
@@ -292,8 +298,9 @@ class Crossed(Message):
         ((Typed,), "message model Typed: its field `type` is typed str; a message type is a string named by a Literal"),
         ((Solo, Again), "message models Solo and Again both have the type 'SOLO'"),
         ((Crossed,), "message model Crossed: its field `type` defaults to 'B', none of Literal['A']"),
+        ((Plain,), "a codec takes message models (subclasses of Message), not <class "),
     ],
-    ids=["no-type", "type-str", "twice", "default-outside"],
+    ids=["no-type", "type-str", "twice", "default-outside", "namedtuple"],
 )  # fmt: skip
 def test_a_model_the_codec_cannot_key_is_refused_naming_it(models, said_):
     """Before: `KeyError: 'type'`, pydantic's `needs field 'type' to be of type Literal`, `Value
