@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 from typing import Literal, NamedTuple
 
@@ -244,6 +245,33 @@ def test_a_round_of_another_type_is_refused_at_setup(cli, tmp_path):
         "its message type WANT (Want) has the field `round` typed str: the problem elves reads it as int"
         in (done.stdout + done.stderr)
     ), said(done)
+
+
+STORE = OUTSIDERS / "o10_elves_store.py"
+STORE_STOP = 'body={"type": "STOP", "sender": 0, "ts": self.ts, "round": self.round}'
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        ('body={"type": "STOP", "sender": 0, "ts": self.ts}', "node 0 sent a STOP without `round`: the problem "
+         "elves reads the round of every STOP: {\"type\": \"STOP\", \"sender\": 0, \"ts\": "),
+        ('body={"type": "STOP", "sender": 0, "ts": self.ts, "round": str(self.round)}',
+         'node 0 sent a STOP whose `round` is "1", not a whole number: the problem elves reads it as one'),
+    ],
+    ids=["no-round", "round-a-string"],
+)  # fmt: skip
+def test_a_programs_stop_without_its_round_is_its_finding(cli, tmp_path, body, says):
+    """A program under ``mutexlab test`` (a mayor in Python here) whose STOP lacks the round: before,
+    `internal error (a bug in mutexlab, not in your algorithm): TraceError: line …: STOP body lacks
+    round`, exit 4. Now the program's protocol slip, named with the line it wrote (exit 1)."""
+    text = STORE.read_text()
+    assert STORE_STOP in text
+    mayor = tmp_path / "store.py"
+    mayor.write_text(text.replace(STORE_STOP, body))
+    done = cli("test", "elves", "--node", f"{sys.executable} {mayor}", "-N", "1", "-o", "contracts=2",
+               "-o", "rounds=2", "--runs", "2")  # fmt: skip
+    assert done.returncode == 1 and "FINDING [protocol]" in done.stdout and says in done.stdout, said(done)
 
 
 # -- the codec's message types ----------------------------------------------------------------------

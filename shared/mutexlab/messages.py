@@ -156,6 +156,34 @@ def lacking(codec: Codec, needed: Mapping[str, Mapping[str, type]], problem: str
     return None
 
 
+def body_lacks(body: Any, needed: Mapping[str, Mapping[str, type]], problem: str) -> str | None:
+    """``lacking`` for a message a program sent, its JSON ``body``: why it lacks a field the
+    problem ``problem`` reads, or has it of another type (an int: a whole number, no boolean), or
+    None."""
+    kind = body.get("type") if isinstance(body, dict) else None
+    for wanted, fields in needed.items():
+        if wanted not in (kind, "*"):
+            continue
+        for name, typ in fields.items():
+            if name not in body:
+                if wanted != "*":
+                    return (
+                        f"a {kind} without `{name}`: the problem {problem} reads the {name} of every {kind}"
+                    )
+            elif type(body[name]) is not typ:
+                return (
+                    f"a {kind} whose `{name}` is {json.dumps(body[name])[:40]}, not {_json_name(typ)}: "
+                    f"the problem {problem} reads it as one"
+                )
+    return None
+
+
+def _json_name(typ: type) -> str:
+    return {int: "a whole number", str: "a string", bool: "true or false", float: "a number"}.get(
+        typ, typ.__name__
+    )
+
+
 def _typed(annotation: Any, typ: type) -> bool:
     """Whether every value ``annotation`` admits is a ``typ`` (an int is no bool, nor a bool an int)."""
     if get_origin(annotation) is Literal:
