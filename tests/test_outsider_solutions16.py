@@ -8,16 +8,13 @@ bounds: seconds each."""
 
 from __future__ import annotations
 
-import http.client
 import json
 import shutil
-import signal
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from outsider_edits import OUTSIDERS, edited, said
+from outsider_edits import OUTSIDERS, Explorer, edited, said
 
 KMUTEX = OUTSIDERS / "o16_kmutex_split.py"
 PARTS = OUTSIDERS / "o16_kmutex_split_parts.py"
@@ -190,39 +187,6 @@ def test_compare_takes_each_file_beside_another_solution_of_its_problem(cli):
     done = cli("compare", "--nodes", "3", "--algorithms", f"{BEES},{OUTSIDERS / 'o15_bees_reed_heap.py'}",
                "-o", "flowers=1", "-o", "reeds=2")  # fmt: skip
     assert done.returncode == 0 and done.stdout.count("    ok") == 2, said(done)
-
-
-class Explorer:
-    """``mutexlab explore PROBLEM -a FILE --no-browser --port 0`` in a process of its own, elsewhere
-    (the file's modules beside it found by its path alone), driven over its JSON API."""
-
-    def __init__(self, cwd: Path, *args: str) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "mutexlab", "explore", *args, "--no-browser", "--port", "0"],
-            cwd=cwd, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": SHARED}, text=True,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        )  # fmt: skip
-        assert self.proc.stdout is not None and self.proc.stderr is not None
-        self.banner = self.proc.stdout.readline()
-        serving = self.proc.stdout.readline()
-        assert serving.startswith("serving http://"), self.banner + serving + self.proc.stderr.read()
-        host, port = serving.split()[1][len("http://") :].rstrip("/").split(":")
-        self.host, self.port = host, int(port)
-
-    def call(self, method: str, path: str, body: dict | None = None) -> dict:
-        conn = http.client.HTTPConnection(self.host, self.port, timeout=120)
-        data = None if body is None else json.dumps(body).encode()
-        conn.request(method, path, body=data, headers={"Content-Type": "application/json"} if data else {})
-        response = conn.getresponse()
-        payload = json.loads(response.read())
-        conn.close()
-        assert response.status == 200, payload
-        return payload
-
-    def stop(self) -> int:
-        self.proc.send_signal(signal.SIGINT)
-        self.proc.communicate(timeout=60)
-        return self.proc.returncode
 
 
 @pytest.mark.parametrize(

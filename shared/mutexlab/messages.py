@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import json
 import types as _types
+from collections.abc import Mapping
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic_core import PydanticUndefined
 
 from .fastpath import plain_reads
 
@@ -99,6 +101,115 @@ def _annotation_may_change(annotation: Any, seen: frozenset[type]) -> bool:
     return True  # a list, a dict, a set, Any, a class of its own: it may
 
 
+def tags(model: type[Message]) -> tuple[str, ...]:
+    """The message types of ``model``: the values of its ``type: Literal[...]`` (one, as a rule,
+    its default too; several make one model of several types, each message naming its own).
+    Raises TypeError naming the model and what its ``type`` field lacks."""
+    if not (isinstance(model, type) and issubclass(model, Message)):
+        raise TypeError(f"a codec takes message models (subclasses of Message), not {model!r:.80}")
+    name, field = model.__name__, model.model_fields.get("type")
+    if field is None:
+        other = [
+            f"`{f}: {_shown(i.annotation)}`"
+            for f, i in model.model_fields.items()
+            if get_origin(i.annotation) is Literal
+        ]
+        also = f" ({', '.join(other)} is a field of its own, not the message type)" if other else ""
+        raise TypeError(
+            f'message model {name} has no field `type`: declare it, `type: Literal["{name.upper()}"] = "{name.upper()}"`{also}'
+        )
+    values = get_args(field.annotation) if get_origin(field.annotation) is Literal else ()
+    kinds = tuple(v.value if isinstance(v, Enum) else v for v in values)
+    if not kinds or not all(isinstance(k, str) and k for k in kinds):
+        raise TypeError(
+            f"message model {name}: its field `type` is typed {_shown(field.annotation)}; a message type is "
+            f'a string named by a Literal, `type: Literal["{name.upper()}"] = "{name.upper()}"`'
+        )
+    if field.default not in (PydanticUndefined, *kinds, *values):
+        raise TypeError(
+            f"message model {name}: its field `type` defaults to {field.default!r}, none of {_shown(field.annotation)}"
+        )
+    return kinds
+
+
+def lacking(codec: Codec, needed: Mapping[str, Mapping[str, type]], problem: str) -> str | None:
+    """Why ``codec``'s messages lack what the problem ``problem`` reads of them, or None.
+    ``needed``: message type → field → its type (``"*"``: any type with that field), e.g. the
+    elves' ``{"STOP": {"round": int}}``. A type the codec has not is no lack (sent, it would be
+    unknown); one whose model lacks a field, or types it otherwise, is, naming both."""
+    for kind, fields in needed.items():
+        found = [(kind, codec.models[kind])] if kind in codec.models else []
+        for tag, model in codec.models.items() if kind == "*" else found:
+            for name, typ in fields.items():
+                field = model.model_fields.get(name)
+                where = f"its message type {tag} ({model.__name__})"
+                if field is None and kind != "*":
+                    return (
+                        f"{where} has no field `{name}`: the problem {problem} reads the {name} of every "
+                        f"{tag}; declare it, `{name}: {typ.__name__}`"
+                    )
+                if field is not None and not _typed(field.annotation, typ):
+                    return (
+                        f"{where} has the field `{name}` typed {_shown(field.annotation)}: the problem "
+                        f"{problem} reads it as {typ.__name__}; declare it `{name}: {typ.__name__}`"
+                    )
+    return None
+
+
+def body_lacks(body: Any, needed: Mapping[str, Mapping[str, type]], problem: str) -> str | None:
+    """``lacking`` for a message a program sent, its JSON ``body``: why it lacks a field the
+    problem ``problem`` reads, or has it of another type (an int: a whole number, no boolean), or
+    None."""
+    kind = body.get("type") if isinstance(body, dict) else None
+    for wanted, fields in needed.items():
+        if wanted not in (kind, "*"):
+            continue
+        for name, typ in fields.items():
+            if name not in body:
+                if wanted != "*":
+                    return (
+                        f"a {kind} without `{name}`: the problem {problem} reads the {name} of every {kind}"
+                    )
+            elif type(body[name]) is not typ:
+                return (
+                    f"a {kind} whose `{name}` is {json.dumps(body[name])[:40]}, not {_json_name(typ)}: "
+                    f"the problem {problem} reads it as one"
+                )
+    return None
+
+
+def _json_name(typ: type) -> str:
+    return {int: "a whole number", str: "a string", bool: "true or false", float: "a number"}.get(
+        typ, typ.__name__
+    )
+
+
+def _typed(annotation: Any, typ: type) -> bool:
+    """Whether every value ``annotation`` admits is a ``typ`` (an int is no bool, nor a bool an int)."""
+    if get_origin(annotation) is Literal:
+        return all(
+            type(v) is typ or (isinstance(v, typ) and not isinstance(v, bool)) for v in get_args(annotation)
+        )
+    return isinstance(annotation, type) and issubclass(annotation, typ) and not issubclass(annotation, bool)
+
+
+def _shown(annotation: Any) -> str:
+    if get_origin(annotation) is Literal:
+        return (
+            f"Literal[{', '.join(repr(a.value if isinstance(a, Enum) else a) for a in get_args(annotation))}]"
+        )
+    return getattr(annotation, "__name__", None) or repr(annotation)
+
+
+def _got(error: Any) -> str:
+    """What a field was given, where pydantic's message does not say (``Input should be 'req' or
+    'rel'``): a number or a short string, never a whole message or a long text."""
+    value = error.get("input")
+    if error.get("type") == "missing" or type(value) not in (int, float, str, bool):
+        return ""
+    return f" (got {value!r})" if len(repr(value)) <= 40 else ""
+
+
 class MessageError(ValueError):
     """Bytes or a dict that are not a valid message of the algorithm."""
 
@@ -109,7 +220,15 @@ class Codec:
     def __init__(self, *models: type[Message]) -> None:
         if not models:
             raise ValueError("a codec needs at least one message model")
-        self.models = {m.model_fields["type"].default: m for m in models}
+        self.models: dict[str, type[Message]] = {}
+        for model in models:
+            for kind in tags(model):
+                if kind in self.models:
+                    raise TypeError(
+                        f"message models {self.models[kind].__name__} and {model.__name__} both have the "
+                        f"type {kind!r}: each message type is one model's (a codec decodes by it)"
+                    )
+                self.models[kind] = model
         union = models[0] if len(models) == 1 else Union[models]  # noqa: UP007 - a runtime union of a tuple
         self._adapter: TypeAdapter[Message] = TypeAdapter(Annotated[union, Field(discriminator="type")])  # type: ignore[arg-type]  # a union built at runtime
 
@@ -139,7 +258,8 @@ class Codec:
             return self._adapter.validate_python(data)
         except ValidationError as exc:
             problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc'][1:]) or 'message'}: {e['msg']}" for e in exc.errors()
+                f"{'.'.join(str(p) for p in e['loc'][1:]) or 'message'}: {e['msg']}{_got(e)}"
+                for e in exc.errors()
             )
             raise MessageError(f"invalid {kind}: {problems}") from None
 

@@ -24,6 +24,10 @@ A ``Problem`` holds:
 * ``invariant``: a state invariant ``check`` tests beyond the rules, reading the processes'
   own state (``spec.WorldInvariant``; None: none);
 * ``endless``: the workload option ``--endless`` replaces by "ask forever" (None: no such mode).
+* ``messages``: what the problem's audit reads of a solution's messages, message type → field
+  → its type (``"*"``: any type with that field) — the elves' ``{"STOP": {"round": int}}``, the
+  round a STOP ends. A setup whose codec lacks one is refused (``wrong_setup``), as one
+  declaring other resources is: never a trace the audit cannot read;
 * ``requested``: the resource each unit of that workload asks for, one ``request`` at a time
   (``cs``; None: the only resource declared, if one). ``mutexlab test`` sends a
   program ``request`` and ``release`` lines of it;
@@ -54,6 +58,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .findings import Invariants
+from .messages import lacking
+from .setups import Setup
 from .spec import Flags, WorldInvariant
 
 
@@ -95,9 +101,18 @@ class Problem:
     draw: Callable[[int, dict[str, Any], int], dict[str, Any]] | None = None
     reported: tuple[str, ...] = ()
     finals: tuple[str, ...] = ()
+    messages: Mapping[str, Mapping[str, type]] = field(default_factory=dict)
 
     def capacities(self, processes: int, options: Mapping[str, Any]) -> dict[str, int] | None:
         """The resources the statement fixes for ``processes`` and ``options`` (None: not declared)."""
         if self.resources is None:
             return None
         return self.resources(processes, {**self.defaults, **options})
+
+    def wrong_setup(self, setup: Setup, processes: int, options: Mapping[str, Any]) -> str | None:
+        """Why ``setup``, built for ``processes`` and ``options``, does not solve this statement
+        (other resources than it states, a message lacking a field it reads), or None."""
+        stated = self.capacities(processes, options)
+        if stated is not None and setup.capacities != stated:
+            return f"its setup declares the resources {setup.capacities}, but the problem {self.name} states {stated}"
+        return lacking(setup.codec, self.messages, self.name)

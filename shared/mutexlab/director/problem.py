@@ -17,7 +17,8 @@ itself: left out of the header and of ``init``, read by the audit from what the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..protocols import registry
@@ -46,6 +47,7 @@ class Problem:
     resource: str = ""  # what a driven problem's nodes ask for (its workload's resource)
     states: tuple[str, str, str] = ("RELEASED", "WANTED", "HELD")  # a driven node's: idle, waiting, holding
     first: int = 1  # the lowest node id: 0 when the problem's role (node 0) is a program too
+    messages: Mapping[str, Mapping[str, type]] = field(default_factory=dict)  # what the audit reads of them
 
     def header(self, program: list[str], duplicates: bool = False) -> dict[str, Any]:
         """The run header; ``duplicates``: the run may deliver a message twice (``--duplicate``)."""
@@ -211,5 +213,6 @@ def _whole(name: str, declared: Any, nodes: int, options: dict[str, Any], seed: 
     names = {0: str(declared.role)} | {pid: f"{declared.process}-{pid}" for pid in range(1, nodes + 1)}
     node_options = {k: v for k, v in params.items() if k != "seed"}  # init carries the seed itself
     return Problem(
-        name, nodes, 0, False, None, names, capacities, params, node_options, dict(options), first=0
-    )
+        name, nodes, 0, False, None, names, capacities, params, node_options, dict(options), first=0,
+        messages=declared.messages,
+    )  # fmt: skip

@@ -10,16 +10,18 @@ by ``MAX_EVENTS``.
 
 from __future__ import annotations
 
+import json
 import select
 import time
 from collections import Counter, deque
 from dataclasses import dataclass
 from typing import Any
 
+from ..messages import body_lacks
 from ..sim.driver import resource_kind
 from ..trace import check_event
 from . import answers
-from .lines import NodeFault
+from .lines import NodeFault, shorten
 from .problem import Problem
 from .process import NodeProcess, Pool
 
@@ -361,6 +363,8 @@ class Run:
             ident = f"{self.names[node]}#{self.sent[node]}"
             to, body = output["to"], output["body"]
             type_ = body.get("type") if isinstance(body, dict) else None
+            if (unread := body_lacks(body, self.problem.messages, self.problem.name)) is not None:
+                raise NodeFault("protocol", node, f"node {node} sent {unread}", shorten(json.dumps(body)))
             event = self._record(
                 node,
                 "send",

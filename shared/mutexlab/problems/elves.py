@@ -79,4 +79,5 @@ PROBLEM = Problem(
     draw=town,
     reported=("plan",),
     finals=(MAYOR_DONE, ELF_DONE),
+    messages={"STOP": {"round": int}, "*": {"round": int}},  # what the audit reads (elves_audit)
 )

@@ -436,12 +436,9 @@ def build_setup(algorithm: str | Solution, processes: int, options: dict[str, An
             f"{algorithm}: make_setup names its setup {setup.algorithm!r}, but SPEC names the algorithm "
             f"{found.name!r}: they must agree (a trace is verified by the name its setup gives)"
         )
-    stated = problem.capacities(processes, options)
-    if stated is not None and setup.capacities != stated:
-        raise ConfigError(
-            f"{algorithm}: its setup declares the resources {setup.capacities}, but the problem "
-            f"{problem.name} states {stated}"
-        )
+    wrong = problem.wrong_setup(setup, processes, options)  # its resources, its messages
+    if wrong is not None:
+        raise ConfigError(f"{algorithm}: {wrong}")
     return setup
 
 

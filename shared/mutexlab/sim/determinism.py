@@ -14,6 +14,7 @@ import copy
 import dis
 import random
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 from ..protocol import Send
@@ -45,8 +46,9 @@ def not_deterministic(who: str, state: Any, what: str, proto: Any = None) -> str
         f"{who} is not deterministic: one input, taken twice from one state ({state}), gave different "
         f"{what}: a handler reading random numbers, the time or anything outside its process"
         + (
-            f" (its attribute {', '.join(shared)} holds a function keeping variables of its own, a "
-            "closure every copy of the process shares: keep them in attributes)"
+            f" (its attribute{'s' * (len(shared) > 1)} {', '.join(shared)} hold{'s' * (len(shared) == 1)} "
+            f"a function keeping variables of its own, a closure every copy of the process shares: keep "
+            "them in attributes)"
             if shared
             else ""
         )
@@ -57,13 +59,35 @@ def closures(proto: Any) -> list[str]:
     """The attributes of ``proto`` holding a function (or a method) with variables of its own:
     ``copy.deepcopy`` hands every copy that one function, so what it counts is no process's. Those
     that may keep something — a variable they assign (``nonlocal``), or one holding anything but a
-    plain value — come first and alone; a closure over a pid or a name only is named when no other is."""
-    held = {
-        name: function
-        for name, value in attributes_of(proto).items()
-        if getattr(function := getattr(value, "__func__", value), "__closure__", None)
-    }
+    plain value — come first and alone; a closure over a pid or a name only is named when no other is.
+    One level down too: a function an attribute's own object (``keeper.want_reed``, what a factory
+    of closures returns) or its dict, list or tuple (``handlers['WANT']``) holds."""
+    held: dict[str, Any] = {}
+    for name, value in attributes_of(proto).items():
+        for label, inner in [(name, value), *_inside(name, value)]:
+            if getattr(function := getattr(inner, "__func__", inner), "__closure__", None):
+                held.setdefault(label, function)
     return sorted(name for name, function in held.items() if _keeps(function)) or sorted(held)
+
+
+INSIDE = 100  # what of one attribute's object or container is looked into for closures
+
+
+def _inside(name: str, value: Any) -> list[tuple[str, Any]]:
+    """(label, value) of what ``value``, a process's attribute ``name``, holds one level down: a
+    dict's values, a list's or tuple's items, an object's attributes (none of a class, a module or
+    a function)."""
+    if isinstance(value, dict):
+        return [(f"{name}[{k!r}]", v) for k, v in list(value.items())[:INSIDE]]
+    if isinstance(value, (list, tuple)):
+        return [(f"{name}[{i}]", v) for i, v in enumerate(value[:INSIDE])]
+    if isinstance(value, (type, ModuleType)) or callable(value):
+        return []
+    try:
+        held = attributes_of(value)
+    except Exception:  # noqa: BLE001 - an object whose attributes cannot be listed: none looked into
+        return []
+    return [(f"{name}.{attr}", v) for attr, v in list(held.items())[:INSIDE]]
 
 
 # What a closure may hold and share unseen with no harm: values nobody can change.
