@@ -26,7 +26,7 @@ from typing import Any
 
 from .. import watcher
 from . import tree
-from .ending import last_lines, never_ran, script_of
+from .ending import how_ended, last_lines, missing_script, never_ran
 from .lines import (
     CRASHED,
     MAX_LINE,
@@ -35,7 +35,10 @@ from .lines import (
     UNASKED,
     NodeFault,
     encode,
+    flood,
+    no_protocol_line,
     parse,
+    said_nothing,
     shorten,
 )
 from .waits import buffered_for, executable, late_words, protocol_on_stderr, speaker, why_silent, why_unheard
@@ -51,6 +54,7 @@ BUFFERED = (
     "a program whose output is buffered (C stdio, C++ std::cout, Java's PrintWriter, Python's "
     "print into a pipe, Perl's STDOUT ($| = 1), mawk) must flush it after each done line"
 )
+LINE_REST = 0.2  # seconds a line begun after a done waits for its end before it is a late line
 
 
 class NodeProcess:
@@ -137,7 +141,7 @@ class NodeProcess:
             line = self.readline(self.deadline, message)
             lines += 1
             if lines > MAX_OUTPUTS:
-                raise self.flood(message, line)
+                raise flood(self.node, message["type"], line)
             if not line.strip():  # a blank line says nothing (a doubled newline): skipped
                 continue
             try:
@@ -146,22 +150,17 @@ class NodeProcess:
                 raise self.first_words(fault) from None
             self.spoke = True
             if parsed["type"] == "done":
-                if self.buffer.strip():  # lines already written past the done: not this input's
+                if b"\n" in self.quiet():  # a line past the done (a log line says nothing): no input's
                     raise NodeFault(
                         "protocol",
                         self.node,
-                        self.wrote_late(message["type"]),
+                        self.wrote_late(message["type"], self.buffer),
                         shorten(self.buffer.strip()),
                     )
                 self.answered, self.unseen_wait = message["type"], ""
                 return outputs, b"\n".join(raw), parsed
             if parsed["type"] == "log":
-                if isinstance(parsed.get("last_words"), str):  # why it is about to end, if it ends
-                    self.last_words = parsed["last_words"][:300]
-                self.clock_jumped |= parsed.get("clock_jumped") is True
-                if isinstance(pending := parsed.get("finalize_pending"), str):
-                    self.finalize_pending = self.finalize_pending or pending[:300]
-                self.unseen_wait = str(parsed.get("unseen_wait", self.unseen_wait))[:600]  # an MPI rank's
+                self.heed(parsed)
                 continue
             outputs.append(parsed)
             raw.append(line)
@@ -188,14 +187,6 @@ class NodeProcess:
         )
         return fault
 
-    def flood(self, message: dict[str, Any], line: bytes) -> NodeFault:
-        return NodeFault(
-            "flood",
-            self.node,
-            f"node {self.node} wrote more than {MAX_OUTPUTS} lines in answer to one input ({message['type']})",
-            shorten(line) if line.strip() else "(a blank line)",
-        )
-
     def write(self, data: bytes, deadline: float, message: dict[str, Any]) -> None:
         view = memoryview(data)
         while view:
@@ -212,11 +203,36 @@ class NodeProcess:
             if not select.select([], [self.stdin], [], left)[1]:
                 raise self.stalled(message)
 
+    def heed(self, log: dict[str, Any]) -> None:
+        """A ``log`` line: ignored but for what mutexlab's own adapters say in it."""
+        if isinstance(log.get("last_words"), str):  # why it is about to end, if it ends
+            self.last_words = log["last_words"][:300]
+        self.clock_jumped |= log.get("clock_jumped") is True
+        if isinstance(pending := log.get("finalize_pending"), str):
+            self.finalize_pending = self.finalize_pending or pending[:300]
+        self.unseen_wait = str(log.get("unseen_wait", self.unseen_wait))[:600]  # an MPI rank's
+
+    def quiet(self) -> bytes:
+        """What is left unread past the lines at its front that say nothing (``lines.said_nothing``:
+        blank, ``log``, as a last "bye" or a timer's statistics), which are dropped, logs heeded."""
+        self.buffer, logs = said_nothing(self.buffer, self.node, self.peers)
+        for log in logs:
+            self.heed(log)
+        return self.buffer.strip()
+
     def late(self, grace: float = 0.0) -> None:
         """NodeFault (protocol) if the node wrote after its last ``done``, before its next input
-        (within ``grace`` seconds): a timer's or another thread's line, no input's answer."""
-        if self.unread(grace):
-            raise NodeFault("protocol", self.node, self.wrote_late(), shorten(self.buffer.strip()))
+        (within ``grace`` seconds), a line that is not ``log`` nor blank: a timer's or another
+        thread's line, no input's answer. A line's start waits up to LINE_REST for its end."""
+        end, rest = time.monotonic() + grace, True
+        while not self.eof:
+            left = self.unread(max(end - time.monotonic(), 0.0))
+            if left and (b"\n" in left or self.eof or not rest):
+                raise NodeFault("protocol", self.node, self.wrote_late(left=left), shorten(left))
+            if left:  # a line begun (a log line written in two parts, say): a moment for its end
+                end, rest = max(end, time.monotonic() + LINE_REST), False
+            elif time.monotonic() >= end:
+                return
 
     def read_err(self, fd: int) -> None:
         """Its standard error until it ends (its reader thread, which alone closes it: an fd closed
@@ -242,7 +258,7 @@ class NodeProcess:
             self.heard = self.heard or bool(chunk)
             self.eof = self.eof or not chunk
             self.buffer += chunk
-        return self.buffer.strip()
+        return self.quiet()
 
     def gone(self) -> None:
         """NodeFault (crashed) if a node that promised to start afresh on the next init ended after
@@ -269,9 +285,10 @@ class NodeProcess:
             CRASHED, self.node, f"node {self.node} {how} after answering {self.answered}, {UNASKED}{promise}"
         )
 
-    def wrote_late(self, past: str = "") -> str:  # past: in the done's write, answering ``past``
+    def wrote_late(self, past: str = "", left: bytes = b"") -> str:  # past: in the done's write
         exe = executable(tree.program(self.proc.pid))  # with a word of its language (late_words)
-        return late_words(self.node, past or self.last, self.argv, exe, past=bool(past))
+        words = late_words(self.node, past or self.last, self.argv, exe, past=bool(past))
+        return words + no_protocol_line(left, self.node, self.peers)  # a bare "bye", say
 
     def advice(self, program: int) -> str:
         """How to flush, in the language of what ``program`` runs or of the command."""
@@ -410,14 +427,9 @@ class NodeProcess:
         )
 
     def missing_script(self) -> str | None:
-        """The script an interpreter was given (its first argument with a script's suffix) when no
-        such file exists and its standard error names it (python3's "can't open file", node's
-        "Cannot find module", perl's "Can't open perl script"), else None."""
-        script = script_of(self.argv)
-        if script is None or os.path.exists(script):
-            return None
+        """The script an interpreter was given when no such file exists (``ending.missing_script``)."""
         self.err_reader.join(0.3)
-        return script if os.path.basename(script).encode() in self.err_tail else None
+        return missing_script(self.argv, self.err_tail)
 
     def not_run(self) -> bool:
         """Whether a node that ended 126 or 127 before writing anything never ran: its standard
@@ -428,19 +440,7 @@ class NodeProcess:
         self.err_reader.join(0.3)  # its end, unless a child it left holds it open
         return never_ran(self.err_tail)
 
-    @staticmethod
-    def ended(code: int) -> str:
-        def name(number: int) -> str:
-            try:
-                return signal.Signals(number).name
-            except ValueError:
-                return f"signal {number}"
-
-        if code < 0:
-            return f"was killed by signal {-code} ({name(-code)})"
-        if 128 < code < 128 + 65:  # as a shell (or mutexlab's MPI adapter) reports a killed program
-            return f"exited with status {code} (128 + {code - 128}: killed by {name(code - 128)})"
-        return f"exited with status {code}"
+    ended = staticmethod(how_ended)
 
     def kill(self, trees: bool = True) -> None:
         """End the node, its tree (unless ``trees``: killed already) and its group; idempotent."""
