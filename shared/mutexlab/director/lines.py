@@ -174,6 +174,13 @@ def no_protocol_line(raw: bytes, node: int, peers: frozenset[int]) -> str:
     return ""
 
 
+def unended(buffer: bytes) -> str:
+    """What a node that wrote ``buffer`` and no newline after it wrote, in words."""
+    if b"\r" in buffer:  # classic Mac OS line ends: the lines are there, their ends are not newlines
+        return "lines ended with a carriage return (\\r) alone, no newline (every line ends with \\n; \\r\\n does too)"
+    return "part of a line and no newline (every line ends with one; is its output flushed?)"
+
+
 def said_nothing(buffer: bytes, node: int, peers: frozenset[int]) -> tuple[bytes, list[dict[str, Any]]]:
     """``buffer`` (what a node wrote, unread) without the whole lines at its front that say
     nothing — blank lines and ``log`` lines, which a node may write anywhere, after its ``done``

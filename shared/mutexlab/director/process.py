@@ -40,6 +40,7 @@ from .lines import (
     parse,
     said_nothing,
     shorten,
+    unended,
 )
 from .waits import buffered_for, executable, late_words, protocol_on_stderr, speaker, why_silent, why_unheard
 
@@ -121,7 +122,10 @@ class NodeProcess:
     def tell(self, message: dict[str, Any]) -> None:
         """Send ``message`` (``answer`` reads what the node says to it)."""
         if self.told:
-            self.late()
+            try:
+                self.late()
+            except NodeFault as fault:
+                raise self.reused(fault, message) from None
         self.budget = self.timeout if self.told else self.start_timeout
         self.deadline = time.monotonic() + self.budget
         ns = message.get("ns") if message["type"] == "stretch" else None
@@ -147,7 +151,7 @@ class NodeProcess:
             try:
                 parsed = parse(line, self.node, self.peers)
             except NodeFault as fault:
-                raise self.first_words(fault) from None
+                raise self.reused(self.first_words(fault), message) from None
             self.spoke = True
             if parsed["type"] == "done":
                 if b"\n" in self.quiet():  # a line past the done (a log line says nothing): no input's
@@ -164,6 +168,12 @@ class NodeProcess:
                 continue
             outputs.append(parsed)
             raw.append(line)
+
+    def reused(self, fault: NodeFault, message: dict[str, Any]) -> NodeFault:
+        """``fault``, "between" runs when it came at a kept node's init: a late line of the last."""
+        if message["type"] == "init" and self.answered:
+            fault.fields["between"] = True
+        return fault
 
     def first_words(self, fault: NodeFault) -> NodeFault:
         """``fault`` (a bad line), told with the node's end when the line was the first it wrote
@@ -213,8 +223,7 @@ class NodeProcess:
         self.unseen_wait = str(log.get("unseen_wait", self.unseen_wait))[:600]  # an MPI rank's
 
     def quiet(self) -> bytes:
-        """What is left unread past the lines at its front that say nothing (``lines.said_nothing``:
-        blank, ``log``, as a last "bye" or a timer's statistics), which are dropped, logs heeded."""
+        """What is left unread past the blank and ``log`` lines at its front (dropped, logs heeded)."""
         self.buffer, logs = said_nothing(self.buffer, self.node, self.peers)
         for log in logs:
             self.heed(log)
@@ -314,12 +323,7 @@ class NodeProcess:
                 + why_unheard(program, self.stdin, self.advice(program), self.start_setting, self.err_tail),
             )
         if self.buffer:  # the start of a line, never ended
-            why = (  # classic Mac OS line ends: the lines are there, their ends are not newlines
-                "lines ended with a carriage return (\\r) alone, no newline (every line ends with \\n;"
-                " \\r\\n does too)"
-                if b"\r" in self.buffer
-                else "part of a line and no newline (every line ends with one; is its output flushed?)"
-            )
+            why = unended(self.buffer)
             return NodeFault(
                 "stalled",
                 self.node,
@@ -432,11 +436,7 @@ class NodeProcess:
         return missing_script(self.argv, self.err_tail)
 
     def not_run(self) -> bool:
-        """Whether a node that ended 126 or 127 before writing anything never ran: its standard
-        error says nothing, or its last line is a launcher's that could not run a command
-        (``COULD_NOT_RUN``; in another language, ``LAUNCHER``) and no line names an error of a
-        program that ran (``HEADLINE``: an escript's uncaught exception exits 127, its stack below
-        ``escript: exception error:``)."""
+        """Whether a node that ended 126 or 127 before writing anything never ran (``never_ran``)."""
         self.err_reader.join(0.3)  # its end, unless a child it left holds it open
         return never_ran(self.err_tail)
 
