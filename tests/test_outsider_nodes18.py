@@ -41,13 +41,23 @@ pytestmark = pytest.mark.slow
 # One node alone (--nodes 1): asked, it enters; told to release, it leaves. What it writes after
 # its done is the variant's (MODE in its environment).
 CHATTY = r"""
-import json, os, sys, threading
+import json, os, sys, threading, time
 mode = os.environ.get("MODE", "")
 entries = 0
 
+lock = threading.Lock()  # one writer at a time: a line is never cut by another
+
 def out(*lines):
-    sys.stdout.write("".join(json.dumps(line) + "\n" for line in lines))
-    sys.stdout.flush()
+    with lock:
+        sys.stdout.write("".join(json.dumps(line) + "\n" for line in lines))
+        sys.stdout.flush()
+
+def halves(line):
+    with lock:
+        for part in (line[:9], line[9:] + "\n"):
+            sys.stdout.write(part)
+            sys.stdout.flush()
+            time.sleep(0.04)
 
 for text in iter(sys.stdin.readline, ""):
     kind = json.loads(text)["type"]
@@ -61,9 +71,7 @@ for text in iter(sys.stdin.readline, ""):
         sys.stdout.flush()
     elif mode == "timer" and kind == "release":  # a moment after the done, in two parts
         out(*said, done)
-        half = json.dumps({"type": "log", "msg": "bye"})
-        threading.Timer(0.01, lambda: (sys.stdout.write(half[:9]), sys.stdout.flush())).start()
-        threading.Timer(0.05, lambda: out({"type": "log", "msg": "tail"}) if not sys.stdout.write(half[9:] + "\n") else None).start()
+        threading.Timer(0.01, halves, [json.dumps({"type": "log", "msg": "bye"})]).start()
     elif mode == "bye" and kind == "release":
         out(*said, done)
         print("bye", flush=True)

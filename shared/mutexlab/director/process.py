@@ -171,8 +171,7 @@ class NodeProcess:
 
     def reused(self, fault: NodeFault, message: dict[str, Any]) -> NodeFault:
         """``fault``, "between" runs when it came at a kept node's init: a late line of the last."""
-        if message["type"] == "init" and self.answered:
-            fault.fields["between"] = True
+        fault.fields |= {"between": True} if message["type"] == "init" and self.answered else {}
         return fault
 
     def first_words(self, fault: NodeFault) -> NodeFault:
@@ -232,16 +231,17 @@ class NodeProcess:
     def late(self, grace: float = 0.0) -> None:
         """NodeFault (protocol) if the node wrote after its last ``done``, before its next input
         (within ``grace`` seconds), a line that is not ``log`` nor blank: a timer's or another
-        thread's line, no input's answer. A line's start waits up to LINE_REST for its end."""
-        end, rest = time.monotonic() + grace, True
+        thread's line, no input's answer. A line begun waits up to LINE_REST for its end."""
+        end = time.monotonic() + grace
+        limit, begun = end + 2 * LINE_REST, 0.0  # when a line not ended yet began
         while not self.eof:
-            left = self.unread(max(end - time.monotonic(), 0.0))
-            if left and (b"\n" in left or self.eof or not rest):
+            left, now = self.unread(max(end - time.monotonic(), 0.0)), time.monotonic()
+            begun = (begun or now) if left else 0.0
+            if left and (b"\n" in left or self.eof or now >= min(begun + LINE_REST, limit)):
                 raise NodeFault("protocol", self.node, self.wrote_late(left=left), shorten(left))
-            if left:  # a line begun (a log line written in two parts, say): a moment for its end
-                end, rest = max(end, time.monotonic() + LINE_REST), False
-            elif time.monotonic() >= end:
+            if not left and now >= end:
                 return
+            end = min(max(end, begun + LINE_REST), limit)  # a line begun: a moment for its end
 
     def read_err(self, fd: int) -> None:
         """Its standard error until it ends (its reader thread, which alone closes it: an fd closed
