@@ -17,12 +17,16 @@ outsider tests do not cover (tests/outsiders/, ``o18_*``):
 
 What they showed of mutexlab, each fixed: a ``log`` line after a done — the Go heartbeat, the
 Python statistics — was a ``protocol`` fault ("wrote after its done line", "wrote past"), though
-the protocol says a log line is ignored; a bare "bye" printed there was told only that it came
-late, not that it is no protocol line at all.
+the protocol says a log line is ignored, and over RabbitMQ (``run --node``) the heartbeat
+stopped the run; a bare "bye" printed there was told only that it came late, not that it is no
+protocol line at all; a kept node's late line seen as the next run began was a finding of that
+run, at its init, whose shrunk schedule "gave no finding when played again"; two log lines each
+written in two parts, one after the other, made the second's start a late line.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -33,6 +37,7 @@ import pytest
 from conftest import missing
 from outsider_edits import OUTSIDERS, said
 
+from mutexlab.cli import main
 from mutexlab.director.lines import NodeFault
 from mutexlab.director.process import NodeProcess
 
@@ -258,3 +263,15 @@ def test_a_python_raymond_node_on_raw_file_descriptors_passes_and_a_privilege_fr
         # node 2 asks the root, which hands the privilege over from inside (4 steps; 6 by pct,
         # whose schedule keeps the privilege's way back)
         assert "steps on 2 nodes" in out and "cs (capacity 1) held by" in out, out
+
+
+@pytest.mark.broker
+def test_the_go_philosophers_heartbeat_between_inputs_passes_over_rabbitmq(capsys, amqp_url, ticker):
+    # think and eat long enough for heartbeats (every 100 ms) to come between a node's inputs
+    argv = ["run", "philosophers", "--node", ticker, "-N", "3", "--meals", "3", "--think", "0.15"]
+    code = main([*argv, "--eat", "0.15", "--amqp-url", amqp_url, "--json"])
+    summary = json.loads(capsys.readouterr().out)
+    # before: exit 1, "STOPPED: a program failed", "node 2 wrote after its done line (answering
+    # init) …: {"heartbeat":1,"type":"log"}"
+    assert code == 0 and summary["status"] == "safe" and summary["complete"], summary
+    assert "events: enter 27, exit 27" in summary["verdict"], summary
