@@ -275,3 +275,21 @@ def test_the_go_philosophers_heartbeat_between_inputs_passes_over_rabbitmq(capsy
     # init) …: {"heartbeat":1,"type":"log"}"
     assert code == 0 and summary["status"] == "safe" and summary["complete"], summary
     assert "events: enter 27, exit 27" in summary["verdict"], summary
+
+
+def test_a_whole_late_line_is_a_fault_at_once_and_a_line_begun_waits_for_its_end(chatty):
+    process = kept_node(chatty(""))
+    try:  # what it wrote after its done, as if it had come just now
+        process.buffer = b'{"type": "log"}\n{"type": "enter", "resource": "cs"}\n'
+        start = time.monotonic()
+        with pytest.raises(NodeFault) as fault:
+            process.late()
+        assert fault.value.line == '{"type": "enter", "resource": "cs"}', fault.value
+        assert time.monotonic() - start < 0.15  # a whole line: no moment waited for its end
+        process.buffer = b'{"type": "log", "msg": "by'
+        with pytest.raises(NodeFault) as fault:
+            process.late()
+        assert fault.value.line == '{"type": "log", "msg": "by', fault.value
+        assert time.monotonic() - start >= 0.2  # nothing ended it: late once its moment is over
+    finally:
+        process.kill()

@@ -154,7 +154,7 @@ class NodeProcess:
                 raise self.reused(self.first_words(fault), message) from None
             self.spoke = True
             if parsed["type"] == "done":
-                if b"\n" in self.quiet():  # a line past the done (a log line says nothing): no input's
+                if self.quiet() and b"\n" in self.buffer:  # a whole line past the done, not a log line
                     raise NodeFault(
                         "protocol",
                         self.node,
@@ -237,7 +237,7 @@ class NodeProcess:
         while not self.eof:
             left, now = self.unread(max(end - time.monotonic(), 0.0)), time.monotonic()
             begun = (begun or now) if left else 0.0
-            if left and (b"\n" in left or self.eof or now >= min(begun + LINE_REST, limit)):
+            if left and (b"\n" in self.buffer or self.eof or now >= min(begun + LINE_REST, limit)):
                 raise NodeFault("protocol", self.node, self.wrote_late(left=left), shorten(left))
             if not left and now >= end:
                 return
