@@ -114,7 +114,7 @@ def test_a_bare_line_after_a_done_is_told_to_be_no_protocol_line(cli, chatty, tm
     scenario = tmp_path / "ce.json"
     ran = cli("test", "mutex", "--node", chatty("bye"), "--nodes", "1", "--counterexample", scenario)
     assert ran.returncode == 1 and "FINDING [protocol] (step 2)" in ran.stdout, said(ran)
-    assert "after its done line (answering release)" in ran.stdout, said(ran)
+    assert "its done line (answering release)" in ran.stdout, said(ran)  # "wrote past" or "after"
     # before: only that it came late, as if "bye" were an output no input caused
     assert "nor is it a protocol line: a line that is not JSON" in ran.stdout and ": bye" in ran.stdout, said(
         ran
@@ -290,6 +290,6 @@ def test_a_whole_late_line_is_a_fault_at_once_and_a_line_begun_waits_for_its_end
         with pytest.raises(NodeFault) as fault:
             process.late()
         assert fault.value.line == '{"type": "log", "msg": "by', fault.value
-        assert time.monotonic() - start >= 0.2  # nothing ended it: late once its moment is over
+        assert time.monotonic() - start >= 1.0  # nothing ended it: late once its moment is over
     finally:
         process.kill()

@@ -55,7 +55,7 @@ BUFFERED = (
     "a program whose output is buffered (C stdio, C++ std::cout, Java's PrintWriter, Python's "
     "print into a pipe, Perl's STDOUT ($| = 1), mawk) must flush it after each done line"
 )
-LINE_REST = 0.2  # seconds a line begun after a done waits for its end before it is a late line
+LINE_REST = 1.0  # seconds a line begun after a done waits for its end before it is a late line
 
 
 class NodeProcess:
