@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+from collections.abc import Callable
 
 # A line of standard error that names the error above a stack printed below it: JavaScript's
 # ``TypeError: …`` (and ``Error [ERR_…]: …``), Java's ``Exception in thread "main" java.lang.…``,
@@ -86,11 +87,11 @@ def how_ended(code: int) -> str:
     return f"exited with status {code}"
 
 
-def missing_script(argv: list[str], err_tail: bytes) -> str | None:
+def missing_script(argv: list[str], err_tail: Callable[[], bytes]) -> str | None:
     """The script an interpreter was given (its first argument with a script's suffix) when no
-    such file exists and its standard error names it (python3's "can't open file", node's
-    "Cannot find module", perl's "Can't open perl script"), else None."""
+    such file exists and its standard error (``err_tail()``, read only then) names it (python3's
+    "can't open file", node's "Cannot find module", perl's "Can't open perl script"), else None."""
     script = script_of(argv)
     if script is None or os.path.exists(script):
         return None
-    return script if os.path.basename(script).encode() in err_tail else None
+    return script if os.path.basename(script).encode() in err_tail() else None

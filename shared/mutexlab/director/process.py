@@ -257,8 +257,7 @@ class NodeProcess:
 
     def stderr_tail(self, wait: float = 0.3) -> str:
         """The last lines of its standard error (what a process that ended says why), or ""."""
-        self.err_reader.join(wait)  # its end, unless a child it left holds it open
-        return last_lines(self.err_tail)
+        return last_lines(self.err_after(wait))
 
     def unread(self, grace: float = 0.0) -> bytes:
         """What the node wrote after its last ``done`` and nothing read yet (within ``grace`` s)."""
@@ -432,13 +431,15 @@ class NodeProcess:
 
     def missing_script(self) -> str | None:
         """The script an interpreter was given when no such file exists (``ending.missing_script``)."""
-        self.err_reader.join(0.3)
-        return missing_script(self.argv, self.err_tail)
+        return missing_script(self.argv, self.err_after)
+
+    def err_after(self, wait: float = 0.3) -> bytes:  # its end, unless a child it left holds it open
+        self.err_reader.join(wait)
+        return self.err_tail
 
     def not_run(self) -> bool:
         """Whether a node that ended 126 or 127 before writing anything never ran (``never_ran``)."""
-        self.err_reader.join(0.3)  # its end, unless a child it left holds it open
-        return never_ran(self.err_tail)
+        return never_ran(self.err_after())
 
     ended = staticmethod(how_ended)
 
