@@ -154,13 +154,8 @@ class NodeProcess:
                 raise self.reused(self.first_words(fault), message) from None
             self.spoke = True
             if parsed["type"] == "done":
-                if self.quiet() and b"\n" in self.buffer:  # a whole line past the done, not a log line
-                    raise NodeFault(
-                        "protocol",
-                        self.node,
-                        self.wrote_late(message["type"], self.buffer),
-                        shorten(self.buffer.strip()),
-                    )
+                if self.quiet():  # written past the done (a log line says nothing, another is no input's)
+                    self.late(past=message["type"])
                 self.answered, self.unseen_wait = message["type"], ""
                 return outputs, b"\n".join(raw), parsed
             if parsed["type"] == "log":
@@ -228,7 +223,7 @@ class NodeProcess:
             self.heed(log)
         return self.buffer.strip()
 
-    def late(self, grace: float = 0.0) -> None:
+    def late(self, grace: float = 0.0, past: str = "") -> None:  # past: with the done answering it
         """NodeFault (protocol) if the node wrote after its last ``done``, before its next input
         (within ``grace`` seconds), a line that is not ``log`` nor blank: a timer's or another
         thread's line, no input's answer. A line begun waits up to LINE_REST for its end."""
@@ -238,7 +233,7 @@ class NodeProcess:
             left, now = self.unread(max(end - time.monotonic(), 0.0)), time.monotonic()
             begun = (begun or now) if left else 0.0
             if left and (b"\n" in self.buffer or self.eof or now >= min(begun + LINE_REST, limit)):
-                raise NodeFault("protocol", self.node, self.wrote_late(left=left), shorten(left))
+                raise NodeFault("protocol", self.node, self.wrote_late(past, left), shorten(left))
             if not left and now >= end:
                 return
             end = min(max(end, begun + LINE_REST), limit)  # a line begun: a moment for its end
