@@ -4,7 +4,10 @@ ran), and the script an interpreter was given (``SCRIPT``)."""
 
 from __future__ import annotations
 
+import os
 import re
+import signal
+from collections.abc import Callable
 
 # A line of standard error that names the error above a stack printed below it: JavaScript's
 # ``TypeError: …`` (and ``Error [ERR_…]: …``), Java's ``Exception in thread "main" java.lang.…``,
@@ -66,3 +69,29 @@ def never_ran(err_tail: bytes) -> bool:
     last = kept[-1]
     said = COULD_NOT_RUN.search(last) is not None or LAUNCHER.match(last) is not None
     return said and not any(HEADLINE.match(line) for line in kept)
+
+
+def how_ended(code: int) -> str:
+    """How a process that ended with status ``code`` (a signal's negative) ended, in words."""
+
+    def name(number: int) -> str:
+        try:
+            return signal.Signals(number).name
+        except ValueError:
+            return f"signal {number}"
+
+    if code < 0:
+        return f"was killed by signal {-code} ({name(-code)})"
+    if 128 < code < 128 + 65:  # as a shell (or mutexlab's MPI adapter) reports a killed program
+        return f"exited with status {code} (128 + {code - 128}: killed by {name(code - 128)})"
+    return f"exited with status {code}"
+
+
+def missing_script(argv: list[str], err_tail: Callable[[], bytes]) -> str | None:
+    """The script an interpreter was given (its first argument with a script's suffix) when no
+    such file exists and its standard error (``err_tail()``, read only then) names it (python3's
+    "can't open file", node's "Cannot find module", perl's "Can't open perl script"), else None."""
+    script = script_of(argv)
+    if script is None or os.path.exists(script):
+        return None
+    return script if os.path.basename(script).encode() in err_tail() else None

@@ -152,6 +152,54 @@ def parse(raw: bytes, node: int, peers: frozenset[int]) -> dict[str, Any]:
     return line
 
 
+def flood(node: int, kind: str, line: bytes) -> NodeFault:
+    """The fault of a node writing more than MAX_OUTPUTS lines in answer to one input (``kind``)."""
+    return NodeFault(
+        "flood",
+        node,
+        f"node {node} wrote more than {MAX_OUTPUTS} lines in answer to one input ({kind})",
+        shorten(line) if line.strip() else "(a blank line)",
+    )
+
+
+def no_protocol_line(raw: bytes, node: int, peers: frozenset[int]) -> str:
+    """ "" when the first line of ``raw`` is a protocol line (or there is none); else what it is,
+    in the words of its ``garbage`` fault, for a late line's fault (a bare "bye" after a done)."""
+    if not (first := raw.strip().split(b"\n", 1)[0].strip()):
+        return ""
+    try:
+        parse(first, node, peers)
+    except NodeFault as fault:
+        return "; nor is it a protocol line: " + fault.message.removeprefix(f"node {node} wrote ")
+    return ""
+
+
+def unended(buffer: bytes) -> str:
+    """What a node that wrote ``buffer`` and no newline after it wrote, in words."""
+    if b"\r" in buffer:  # classic Mac OS line ends: the lines are there, their ends are not newlines
+        return "lines ended with a carriage return (\\r) alone, no newline (every line ends with \\n; \\r\\n does too)"
+    return "part of a line and no newline (every line ends with one; is its output flushed?)"
+
+
+def said_nothing(buffer: bytes, node: int, peers: frozenset[int]) -> tuple[bytes, list[dict[str, Any]]]:
+    """``buffer`` (what a node wrote, unread) without the whole lines at its front that say
+    nothing — blank lines and ``log`` lines, which a node may write anywhere, after its ``done``
+    too — and those log lines, parsed. What is left starts with a line that says something (or is
+    no protocol line), or with a line not ended yet."""
+    logs: list[dict[str, Any]] = []
+    while (cut := buffer.find(b"\n")) >= 0:
+        if line := buffer[:cut].strip():
+            try:
+                said = parse(line, node, peers)
+            except NodeFault:
+                break  # a fault when it is read
+            if said["type"] != "log":
+                break
+            logs.append(said)
+        buffer = buffer[cut + 1 :]
+    return buffer, logs
+
+
 VALUE_STARTS = frozenset('{["-0123456789tfn')  # how a JSON value can begin
 # An object printed in a language's own notation, its "type" key spelt as no JSON spells it:
 # Python's print(dict) ('type': …), JavaScript's console.log(object) (type: …), Ruby's Hash#to_s

@@ -218,7 +218,7 @@ class ProgramNode(Protocol):
         its inputs): no input asked for them, so none of their sends or entries happened."""
         if self.process is None or not (late := self.process.unread()):
             return None
-        return f"{self.process.wrote_late()}; unread: {shorten(late.splitlines()[0])}"
+        return f"{self.process.wrote_late(left=late)}; unread: {shorten(late.splitlines()[0])}"
 
     def close(self) -> None:
         """Kill the program (its process group); idempotent."""

@@ -26,7 +26,7 @@ from typing import Any
 
 from .. import watcher
 from . import tree
-from .ending import last_lines, never_ran, script_of
+from .ending import how_ended, last_lines, missing_script, never_ran
 from .lines import (
     CRASHED,
     MAX_LINE,
@@ -35,8 +35,12 @@ from .lines import (
     UNASKED,
     NodeFault,
     encode,
+    flood,
+    no_protocol_line,
     parse,
+    said_nothing,
     shorten,
+    unended,
 )
 from .waits import buffered_for, executable, late_words, protocol_on_stderr, speaker, why_silent, why_unheard
 
@@ -51,6 +55,7 @@ BUFFERED = (
     "a program whose output is buffered (C stdio, C++ std::cout, Java's PrintWriter, Python's "
     "print into a pipe, Perl's STDOUT ($| = 1), mawk) must flush it after each done line"
 )
+LINE_REST = 1.0  # seconds a line begun after a done waits for its end before it is a late line
 
 
 class NodeProcess:
@@ -117,7 +122,10 @@ class NodeProcess:
     def tell(self, message: dict[str, Any]) -> None:
         """Send ``message`` (``answer`` reads what the node says to it)."""
         if self.told:
-            self.late()
+            try:
+                self.late()
+            except NodeFault as fault:
+                raise self.reused(fault, message) from None
         self.budget = self.timeout if self.told else self.start_timeout
         self.deadline = time.monotonic() + self.budget
         ns = message.get("ns") if message["type"] == "stretch" else None
@@ -137,35 +145,29 @@ class NodeProcess:
             line = self.readline(self.deadline, message)
             lines += 1
             if lines > MAX_OUTPUTS:
-                raise self.flood(message, line)
+                raise flood(self.node, message["type"], line)
             if not line.strip():  # a blank line says nothing (a doubled newline): skipped
                 continue
             try:
                 parsed = parse(line, self.node, self.peers)
             except NodeFault as fault:
-                raise self.first_words(fault) from None
+                raise self.reused(self.first_words(fault), message) from None
             self.spoke = True
             if parsed["type"] == "done":
-                if self.buffer.strip():  # lines already written past the done: not this input's
-                    raise NodeFault(
-                        "protocol",
-                        self.node,
-                        self.wrote_late(message["type"]),
-                        shorten(self.buffer.strip()),
-                    )
+                if self.quiet():  # written past the done (a log line says nothing, another is no input's)
+                    self.late(past=message["type"])
                 self.answered, self.unseen_wait = message["type"], ""
                 return outputs, b"\n".join(raw), parsed
             if parsed["type"] == "log":
-                if isinstance(parsed.get("last_words"), str):  # why it is about to end, if it ends
-                    self.last_words = parsed["last_words"][:300]
-                self.clock_jumped |= parsed.get("clock_jumped") is True
-                self.read_held |= parsed.get("read_held") is True
-                if isinstance(pending := parsed.get("finalize_pending"), str):
-                    self.finalize_pending = self.finalize_pending or pending[:300]
-                self.unseen_wait = str(parsed.get("unseen_wait", self.unseen_wait))[:600]  # an MPI rank's
+                self.heed(parsed)
                 continue
             outputs.append(parsed)
             raw.append(line)
+
+    def reused(self, fault: NodeFault, message: dict[str, Any]) -> NodeFault:
+        """``fault``, "between" runs when it came at a kept node's init: a late line of the last."""
+        fault.fields |= {"between": True} if message["type"] == "init" and self.answered else {}
+        return fault
 
     def first_words(self, fault: NodeFault) -> NodeFault:
         """``fault`` (a bad line), told with the node's end when the line was the first it wrote
@@ -189,14 +191,6 @@ class NodeProcess:
         )
         return fault
 
-    def flood(self, message: dict[str, Any], line: bytes) -> NodeFault:
-        return NodeFault(
-            "flood",
-            self.node,
-            f"node {self.node} wrote more than {MAX_OUTPUTS} lines in answer to one input ({message['type']})",
-            shorten(line) if line.strip() else "(a blank line)",
-        )
-
     def write(self, data: bytes, deadline: float, message: dict[str, Any]) -> None:
         view = memoryview(data)
         while view:
@@ -213,11 +207,37 @@ class NodeProcess:
             if not select.select([], [self.stdin], [], left)[1]:
                 raise self.stalled(message)
 
-    def late(self, grace: float = 0.0) -> None:
+    def heed(self, log: dict[str, Any]) -> None:
+        """A ``log`` line: ignored but for what mutexlab's own adapters say in it."""
+        if isinstance(log.get("last_words"), str):  # why it is about to end, if it ends
+            self.last_words = log["last_words"][:300]
+        self.clock_jumped |= log.get("clock_jumped") is True
+        self.read_held |= log.get("read_held") is True
+        if isinstance(pending := log.get("finalize_pending"), str):
+            self.finalize_pending = self.finalize_pending or pending[:300]
+        self.unseen_wait = str(log.get("unseen_wait", self.unseen_wait))[:600]  # an MPI rank's
+
+    def quiet(self) -> bytes:
+        """What is left unread past the blank and ``log`` lines at its front (dropped, logs heeded)."""
+        self.buffer, logs = said_nothing(self.buffer, self.node, self.peers)
+        for log in logs:
+            self.heed(log)
+        return self.buffer.strip()
+
+    def late(self, grace: float = 0.0, past: str = "") -> None:  # past: with the done answering it
         """NodeFault (protocol) if the node wrote after its last ``done``, before its next input
-        (within ``grace`` seconds): a timer's or another thread's line, no input's answer."""
-        if self.unread(grace):
-            raise NodeFault("protocol", self.node, self.wrote_late(), shorten(self.buffer.strip()))
+        (within ``grace`` seconds), a line that is not ``log`` nor blank: a timer's or another
+        thread's line, no input's answer. A line begun waits up to LINE_REST for its end."""
+        end = time.monotonic() + grace
+        limit, begun = end + 2 * LINE_REST, 0.0  # when a line not ended yet began
+        while not self.eof:
+            left, now = self.unread(max(end - time.monotonic(), 0.0)), time.monotonic()
+            begun = (begun or now) if left else 0.0
+            if left and (b"\n" in self.buffer or self.eof or now >= min(begun + LINE_REST, limit)):
+                raise NodeFault("protocol", self.node, self.wrote_late(past, left), shorten(left))
+            if not left and now >= end:
+                return
+            end = min(max(end, begun + LINE_REST), limit)  # a line begun: a moment for its end
 
     def read_err(self, fd: int) -> None:
         """Its standard error until it ends (its reader thread, which alone closes it: an fd closed
@@ -233,8 +253,7 @@ class NodeProcess:
 
     def stderr_tail(self, wait: float = 0.3) -> str:
         """The last lines of its standard error (what a process that ended says why), or ""."""
-        self.err_reader.join(wait)  # its end, unless a child it left holds it open
-        return last_lines(self.err_tail)
+        return last_lines(self.err_after(wait))
 
     def unread(self, grace: float = 0.0) -> bytes:
         """What the node wrote after its last ``done`` and nothing read yet (within ``grace`` s)."""
@@ -243,7 +262,7 @@ class NodeProcess:
             self.heard = self.heard or bool(chunk)
             self.eof = self.eof or not chunk
             self.buffer += chunk
-        return self.buffer.strip()
+        return self.quiet()
 
     def gone(self) -> None:
         """NodeFault (crashed) if a node that promised to start afresh on the next init ended after
@@ -270,9 +289,10 @@ class NodeProcess:
             CRASHED, self.node, f"node {self.node} {how} after answering {self.answered}, {UNASKED}{promise}"
         )
 
-    def wrote_late(self, past: str = "") -> str:  # past: in the done's write, answering ``past``
+    def wrote_late(self, past: str = "", left: bytes = b"") -> str:  # past: in the done's write
         exe = executable(tree.program(self.proc.pid))  # with a word of its language (late_words)
-        return late_words(self.node, past or self.last, self.argv, exe, past=bool(past))
+        words = late_words(self.node, past or self.last, self.argv, exe, past=bool(past))
+        return words + no_protocol_line(left, self.node, self.peers)  # a bare "bye", say
 
     def advice(self, program: int) -> str:
         """How to flush, in the language of what ``program`` runs or of the command."""
@@ -298,12 +318,7 @@ class NodeProcess:
                 + why_unheard(program, self.stdin, self.advice(program), self.start_setting, self.err_tail),
             )
         if self.buffer:  # the start of a line, never ended
-            why = (  # classic Mac OS line ends: the lines are there, their ends are not newlines
-                "lines ended with a carriage return (\\r) alone, no newline (every line ends with \\n;"
-                " \\r\\n does too)"
-                if b"\r" in self.buffer
-                else "part of a line and no newline (every line ends with one; is its output flushed?)"
-            )
+            why = unended(self.buffer)
             return NodeFault(
                 "stalled",
                 self.node,
@@ -411,37 +426,18 @@ class NodeProcess:
         )
 
     def missing_script(self) -> str | None:
-        """The script an interpreter was given (its first argument with a script's suffix) when no
-        such file exists and its standard error names it (python3's "can't open file", node's
-        "Cannot find module", perl's "Can't open perl script"), else None."""
-        script = script_of(self.argv)
-        if script is None or os.path.exists(script):
-            return None
-        self.err_reader.join(0.3)
-        return script if os.path.basename(script).encode() in self.err_tail else None
+        """The script an interpreter was given when no such file exists (``ending.missing_script``)."""
+        return missing_script(self.argv, self.err_after)
+
+    def err_after(self, wait: float = 0.3) -> bytes:  # its end, unless a child it left holds it open
+        self.err_reader.join(wait)
+        return self.err_tail
 
     def not_run(self) -> bool:
-        """Whether a node that ended 126 or 127 before writing anything never ran: its standard
-        error says nothing, or its last line is a launcher's that could not run a command
-        (``COULD_NOT_RUN``; in another language, ``LAUNCHER``) and no line names an error of a
-        program that ran (``HEADLINE``: an escript's uncaught exception exits 127, its stack below
-        ``escript: exception error:``)."""
-        self.err_reader.join(0.3)  # its end, unless a child it left holds it open
-        return never_ran(self.err_tail)
+        """Whether a node that ended 126 or 127 before writing anything never ran (``never_ran``)."""
+        return never_ran(self.err_after())
 
-    @staticmethod
-    def ended(code: int) -> str:
-        def name(number: int) -> str:
-            try:
-                return signal.Signals(number).name
-            except ValueError:
-                return f"signal {number}"
-
-        if code < 0:
-            return f"was killed by signal {-code} ({name(-code)})"
-        if 128 < code < 128 + 65:  # as a shell (or mutexlab's MPI adapter) reports a killed program
-            return f"exited with status {code} (128 + {code - 128}: killed by {name(code - 128)})"
-        return f"exited with status {code}"
+    ended = staticmethod(how_ended)
 
     def kill(self, trees: bool = True) -> None:
         """End the node, its tree (unless ``trees``: killed already) and its group; idempotent."""

@@ -27,6 +27,7 @@ from .judge import (
     NO_REST,
     NONDETERMINISTIC,
     Finding,
+    ended_unasked,
     from_fault,
     judge,
     undecided,
@@ -328,8 +329,9 @@ def search(
                 # again with a moment at its end for the node's output to end, shows it (else, as seen).
                 again = _replayed(replace(settings, end_grace=END_GRACE), pool, previous)
                 count, total = count + 1, total + len(again.steps)
-                if again.finding is not None:
-                    last, end_grace = again, END_GRACE
+                if again.finding is not None:  # its end waited for; a late line needs no wait
+                    last = again
+                    end_grace = END_GRACE if ended_unasked(again.finding.rule, again.finding.message) else 0.0
                 else:
                     last = Outcome(last.after_ended, [], [], [], [])
             if last.finding is not None:
