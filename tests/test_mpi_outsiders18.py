@@ -24,6 +24,7 @@ shifted, and a systematic search called a correct program nondeterministic.
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
@@ -92,6 +93,40 @@ int main(int argc, char **argv) {
 }
 """
 
+# Rank 0 polls a while for the GO rank 1 sends at once, then a while for a word nobody sends: under
+# an MPI the first loop may give up before the GO comes (a slow rank 1), which no run of the
+# director's tries — it delivers the GO in time in every run — so no search may call it exhaustive.
+GIVES_UP_WHILE_HELD = r"""
+#include <mpi.h>
+#include <stdio.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    int rank, flag = 0, x = 0, tries;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) {
+        for (tries = 0; tries < 100 && !flag; tries++) {
+            MPI_Iprobe(1, 1, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+            usleep(500);
+        }
+        if (flag) MPI_Recv(&x, 1, MPI_INT, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        flag = 0;
+        for (tries = 0; tries < 100 && !flag; tries++) {
+            MPI_Iprobe(1, 9, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+            usleep(500);
+        }
+        printf("rank 0 enters\nrank 0 leaves\n");
+        MPI_Send(&x, 1, MPI_INT, 1, 2, MPI_COMM_WORLD);
+    } else {
+        MPI_Send(&rank, 1, MPI_INT, 0, 1, MPI_COMM_WORLD);
+        MPI_Recv(&x, 1, MPI_INT, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        printf("rank 1 enters\nrank 1 leaves\n");
+    }
+    MPI_Finalize();
+    return 0;
+}
+"""
+
 PROGRAMS = {
     "impatient": ("o18_impatient.c", []),
     "impatient-test": ("o18_impatient.c", ["-DPOLL_TEST"]),
@@ -101,6 +136,7 @@ PROGRAMS = {
     "impatient-no-wait": ("o18_impatient.c", ["-DBROKEN_NO_WAIT"]),
     "hellos": ("hellos_then_poll.c", []),
     "for-ever": ("polls_for_ever.c", []),
+    "gives-up-while-held": ("gives_up_while_held.c", []),
     "bees": ("o18_bees_auction.cpp", []),
     "bees-outbid": ("o18_bees_auction.cpp", ["-DBROKEN_OUTBID"]),
     "elves": ("o18_elves_heap.c", []),
@@ -117,7 +153,11 @@ def programs(tmp_path_factory) -> Builds:
     if shutil.which("gcc") is None or shutil.which("g++") is None:
         missing("gcc and g++ are needed: mutexlab's MPI is built with them")
     out, cache = tmp_path_factory.mktemp("outsiders18"), shared_cache(tmp_path_factory)
-    written = {"hellos_then_poll.c": HELLOS_THEN_POLL, "polls_for_ever.c": POLLS_FOR_EVER}
+    written = {
+        "hellos_then_poll.c": HELLOS_THEN_POLL,
+        "polls_for_ever.c": POLLS_FOR_EVER,
+        "gives_up_while_held.c": GIVES_UP_WHILE_HELD,
+    }
     return Builds(PROGRAMS, out, cache, written, strict=True)
 
 
@@ -165,6 +205,18 @@ def test_inputs_at_rest_leave_no_digest_so_a_systematic_search_is_not_called_non
     ran = cli("test", "mutex", "--np", "3", "--entries", "1,0,0", "--strategy", "systematic", "--regex", CS,
               "--mpi", programs["hellos"])  # fmt: skip
     assert ran.returncode == 0 and "searched exhaustively" in ran.stdout, ran.stdout + ran.stderr
+
+
+def test_a_loop_that_gives_up_while_a_message_is_held_is_never_searched_exhaustively(cli, programs):
+    # before: "PASS — searched exhaustively", though giving up before the GO came was never tried
+    args = ["mutex", "--np", "2", "--entries", "1", "--regex", CS, "--mpi", programs["gives-up-while-held"]]
+    ran = cli("test", "--strategy", "systematic", *args)
+    assert ran.returncode == 3 and "INCOMPLETE" in ran.stdout, ran.stdout + ran.stderr
+    assert "not covered: rank 0 gave up a loop of polls at rest" in ran.stdout, ran.stdout
+    ran = cli("test", "--runs", "3", "--json", *args)
+    summary = json.loads(ran.stdout)
+    assert ran.returncode == 0 and summary["verdict"] == "PASS", ran.stdout + ran.stderr
+    assert summary["exhaustive"] is False and summary["give_up_untried"] == [0], summary
 
 
 def test_a_poll_loop_with_no_count_still_waits_for_ever(cli, programs):

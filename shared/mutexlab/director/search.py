@@ -58,6 +58,8 @@ class Outcome:
     clock_jumped: bool = False  # a node's timeout loop jumped the clock: no delivery before its deadline
     finalize_pending: str = ""  # an MPI rank called MPI_Finalize with a thread still in a call
     read_held: bool = False  # a node held a read until its bytes changed: a re-read going on not driven
+    gave_up: frozenset[int] = frozenset()  # ranks whose loop of polls gave up at rest (Run.gave_up)
+    polled_while_held: frozenset[int] = frozenset()  # ranks polling while a message for them was held
     after_ended: Finding | None = None  # a kept node had ended after the run before: the finding
     # seen at this run's init, which was then played again on fresh processes
     waiting: list[str] = field(default_factory=list)  # the nodes still waiting when it was judged
@@ -190,6 +192,8 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
         run.clock_jumped,
         run.finalize_pending,
         read_held=run.read_held,
+        gave_up=frozenset(run.gave_up),
+        polled_while_held=frozenset(run.polled_while_held),
         waiting=waiting,
         left=list(left),
         spinning="; ".join(run.spinning.values()) if spun and unsure == spun else "",
@@ -284,6 +288,9 @@ class Searched:
     unsure: str | None = None  # the first such run's undecided finding
     clock_jumped: int = 0  # runs in which a node's timeout loop jumped the clock (Outcome.clock_jumped)
     read_held: int = 0  # runs in which a node held a read until its bytes changed (Outcome.read_held)
+    # ranks whose loop of polls gave up at rest in some run and polled while a message for them was
+    # held in some run: giving up before it came was never tried (docs/mpi.md#linger)
+    give_up_untried: tuple[int, ...] = ()
     finalize_pending: int = 0  # runs with an MPI rank erroneous at MPI_Finalize (Outcome.finalize_pending)
     pending_said: str = ""  # the first such run's words
     spinning: str = ""  # the first undecided run's spinning threads, if that was why (Outcome.spinning)
@@ -311,6 +318,8 @@ def search(
     cut short not counted, so that the caller can say how far it got."""
     start = time.monotonic()
     count = total = cut = unsure = jumped = pending = held = 0
+    gave_up: set[int] = set()
+    polled_while_held: set[int] = set()
     pending_said = spinning = ""
     first_unsure: str | None = None
     last: Outcome | None = None
@@ -352,6 +361,8 @@ def search(
             unsure += last.undecided is not None
             jumped += last.clock_jumped
             held += last.read_held
+            gave_up |= last.gave_up
+            polled_while_held |= last.polled_while_held
             pending += bool(last.finalize_pending)
             pending_said = pending_said or last.finalize_pending
             if first_unsure is None and last.undecided is not None:
@@ -377,6 +388,7 @@ def search(
         jumped,
         finalize_pending=pending,
         read_held=held,
+        give_up_untried=tuple(sorted(gave_up & polled_while_held)),
         pending_said=pending_said,
         spinning=spinning,
         interrupted=interrupted,

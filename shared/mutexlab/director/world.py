@@ -115,6 +115,11 @@ class Run:
         self.astir: set[int] = set()  # MPI ranks in a loop of their own (polls, sleeps): no hang is claimed
         self.polling: set[int] = set()  # MPI ranks a thread of which polls: messages may land there
         self.lingering: set[int] = set()  # MPI ranks a thread of which waits in a loop of its own
+        # Of those (docs/mpi.md#linger): ranks whose loop went round while a message for them was held,
+        # and ranks whose loop, let go round at rest, gave up (said something): where one rank is in
+        # both, its giving up before that message came was possible and never tried.
+        self.polled_while_held: set[int] = set()
+        self.gave_up: set[int] = set()
         # MPI ranks with a thread stopped running with nothing new (docs/mpi.md#busy), by its words
         self.spinning: dict[int, str] = {}
         self.step = 0
@@ -232,6 +237,8 @@ class Run:
         self._input(node, {"polls": LINGER_POLLS, "type": "linger"}, "linger", step=False)
         # quiet: never again before the next step (negative: no count reaches it)
         lingered[node] = lingered[node] + 1 if len(self.events) > before else -1
+        if len(self.events) > before:
+            self.gave_up.add(node)
         return True
 
     @property
@@ -243,6 +250,10 @@ class Run:
         """Take ``action`` (one of ``enabled()``); NodeFault when the node misbehaves."""
         kind, node, ident = action
         self.step += 1
+        if self.lingering:  # a loop of polls waits while something for its rank is held
+            self.polled_while_held.update(
+                d for (_, d), held in self.links.items() if held and d in self.lingering
+            )
         resource = self.problem.resource if self.problem.driven else ""
         if kind == "request":
             self.requests_left[node] -= 1
