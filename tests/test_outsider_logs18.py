@@ -160,6 +160,12 @@ def test_a_clock_written_as_a_list_is_named_with_the_order_its_hosts_show(cli, t
     log.write_text("worker [3] enter cs\n")  # one count: a logger's tag, as likely as a clock
     done = cli("verify", log)
     assert "not a record of GoVector's regex" in done.stderr and "list of counts" not in done.stderr
+    log.write_text("$(touch${IFS}x) [1,0]\nenter cs\n")  # a host's name is quoted for the shell
+    done = cli("verify", log)
+    assert "' '$(touch${IFS}x)' NAME1 < " in done.stderr, said(done)
+    log.write_text(f"n0 [{'9' * 5000},1] enter cs\n")  # past what json reads of a number: no clock's
+    done = cli("verify", log)
+    assert done.returncode == 2 and "internal error" not in done.stderr, said(done)
     log.write_text("a [1,1]\nenter cs\n")  # its own position cannot be told
     done = cli("verify", log)
     assert (
@@ -188,6 +194,19 @@ def test_a_huge_line_without_its_end_is_refused_in_bounded_time(tmp_path, start)
     )
     assert done.returncode == (3 if start.startswith(b"n0 {") else 2), done.stderr
     assert done.stderr.startswith("mutexlab: error: ") or done.returncode == 3, done.stderr
+    assert "Traceback" not in done.stderr and time.monotonic() - began < 60, done.stderr
+
+
+def test_a_coloured_line_of_strings_never_closed_is_refused_in_bounded_time(tmp_path):
+    # a colour code, then 2 million '"\\' — each quote opens a string the line never closes: before,
+    # the reader of colour codes looked for each one's end from every quote (20,000 took 18 s)
+    log = tmp_path / "open.jsonl"
+    log.write_bytes(b'{"x": \x1b[1m' + b'"\\' * 2_000_000 + b"\n")
+    began = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "mutexlab", "verify", log], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2 and done.stderr.startswith("mutexlab: error: "), done.stderr
     assert "Traceback" not in done.stderr and time.monotonic() - began < 60, done.stderr
 
 

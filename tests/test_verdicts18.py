@@ -270,6 +270,17 @@ def test_a_sibling_imported_in_a_handler_that_only_reads_its_globals_is_no_findi
     assert done.returncode == 0 and "verdict:      PASS" in done.stdout, said(done)
 
 
+ARRAYS = "import numpy\n\nWEIGHTS = [numpy.zeros(3)]\n\n\ndef note(pid, ts):\n    return WEIGHTS[0][0]\n"
+
+
+def test_a_sibling_whose_globals_no_copy_compares_is_imported_as_it_would_be(cli, tmp_path):
+    # before: the watch compared a copy of [numpy.zeros(3)] with ==, and the handler's own import
+    # raised "The truth value of an array ... is ambiguous": a raise blamed on the solution
+    solution = lazy_solution(tmp_path / "arrays", "weights_v18", ARRAYS)
+    done = cli("simulate", solution, "-N", "3")
+    assert done.returncode == 0 and "audit: SAFE" in done.stdout, said(done)
+
+
 @pytest.mark.parametrize("module", ["test_tally_v18", "tally_v18_test"])
 def test_a_test_module_imported_in_a_handler_is_never_watched(cli, tmp_path, module):
     """A test module is a harness's, whose globals it changes between runs: not the solution's."""

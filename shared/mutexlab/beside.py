@@ -6,6 +6,7 @@ changes in one of their globals is every process's at once (``setups.class_state
 
 from __future__ import annotations
 
+import contextlib
 import importlib.abc
 import importlib.machinery
 import os
@@ -158,7 +159,9 @@ class _LateFinder(importlib.abc.MetaPathFinder):
             if not _loading and own_module(module, root):
                 IMPORTED.append(module)
                 if on_late_import is not None:
-                    on_late_import(module)
+                    # watching never fails an import: at worst the module goes unwatched
+                    with contextlib.suppress(Exception):
+                        on_late_import(module)
 
         loader.exec_module = exec_module  # this spec's loader alone, made for this import
         return spec

@@ -208,8 +208,9 @@ def os_pid(event: dict) -> str:
 
 
 # A JSON string (kept whole: what is in it is the writer's) or a colour code (SGR: ``ESC [ … m``,
-# what ``jq -C`` writes around each key, value and bracket) between two tokens.
-_STRING_OR_COLOUR = re.compile(r'"(?:[^"\\]|\\.)*"|\x1b\[[0-9;:]*m')
+# what ``jq -C`` writes around each key, value and bracket) between two tokens. A string left open
+# runs to the line's end (unrolled: linear, where an alternation rescanned from every quote).
+_STRING_OR_COLOUR = re.compile(r'"[^"\\]*+(?:\\[\s\S][^"\\]*+)*+(?:"|\\?\Z)|\x1b\[[0-9;:]*m')
 
 
 def uncoloured(line: str) -> str:

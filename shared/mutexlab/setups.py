@@ -263,9 +263,9 @@ def _keep(found: dict[str, tuple[Any, Any]], owner: Any, key: str, value: Any, l
     if first is None or first[0] is not value:
         try:
             first = (value, copy.deepcopy(value))
-        except Exception:  # noqa: BLE001 - no value to compare by (a module in it)
-            return
-        if first[1] != value:
+            if bool(first[1] != value):  # numpy's arrays compare to an array: bool() raises
+                return
+        except Exception:  # noqa: BLE001 - no value to compare by (a module in it, an array)
             return
         _FIRST_SEEN[(id(owner), key)] = first
     found.setdefault(label, first)

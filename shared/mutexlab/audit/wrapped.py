@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 
 from ..limits import DIAGNOSED_LINE
 
@@ -38,7 +39,8 @@ _BSD_SED = (
 _RFC5424_SED = r's/^<[0-9]{1,3}>1 [^ ]+ [^ ]+ [^ ]+ [^ ]+ [^ ]+ (-|(\[([^]"\\]|"([^"\\]|\\.)*")*\])+) ?//'
 _CLOCK_FIRST = re.compile(r"\{[^{}]*\} +\S.*")
 _RECORD = re.compile(r"\S+ (?:\{[^{}]*\}|map\[[^\]]*\])(?: +\S.*)?")
-_LISTED = re.compile(r"\s*(\S+) \[(\d+(?:, ?\d+)+)\](?: +(\S.*))?")  # two counts at least
+# two counts at least, each of at most 18 digits (json reads them; a count beyond is no clock's)
+_LISTED = re.compile(r"\s*(\S+) \[(\d{1,18}(?:, ?\d{1,18})+)\](?: +(\S.*))?")
 
 
 def jul_xml(head: list[str], named: str) -> str | None:
@@ -144,7 +146,7 @@ def list_clock(head: list[str], named: str) -> str | None:
         f"1: the clock {'[' + found.group(2) + ']'!r} is a list of counts by position beside the host "
         f'{found.group(1)!r}: verify reads a clock as host names to counts ({{"{found.group(1)}": …}}), and '
         "which position is which host the log does not say; with the names in the positions' order "
-        f"({guessed}): python3 -c '{sub}' {' '.join(names)} < {named} > LOG, and verify LOG"
+        f"({guessed}): python3 -c '{sub}' {' '.join(map(shlex.quote, names))} < {named} > LOG, and verify LOG"
     )
 
 
