@@ -67,7 +67,7 @@ def test_the_other_commands_spelling_is_refused_naming_the_right_one(cli, argv, 
 
 
 def test_a_misspelt_option_of_any_case_names_the_closest():
-    from mutexlab.setups import closest
+    from mutexlab.words import closest
 
     assert (
         closest(["K", "Meal", "zz"], ["k", "meals"])

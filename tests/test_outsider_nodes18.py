@@ -28,14 +28,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
 
 import pytest
-from conftest import missing
 from outsider_edits import OUTSIDERS, said
+from test_outsider_nodes16 import found, passes, tool
 
 from mutexlab.cli import main
 from mutexlab.director.lines import NodeFault
@@ -185,36 +184,6 @@ def test_what_says_nothing_is_dropped_from_the_front_alone():
 
 
 # --- the outsider programs ------------------------------------------------------------------------
-
-
-def tool(name: str) -> str:
-    if shutil.which(name) is None:
-        missing(f"{name} is not installed")
-    return name
-
-
-def passes(cli, problem: str, node: str, *args: str, systematic: tuple[str, ...] = ("-N", "2")) -> None:
-    for strategy in ("random", "pct"):
-        ran = cli("test", problem, "--node", node, *args, "--strategy", strategy, "--runs", "20")
-        assert ran.returncode == 0 and "PASS — no finding" in ran.stdout, said(ran)
-    ran = cli("test", problem, "--node", node, *systematic, "--strategy", "systematic")
-    assert ran.returncode == 0 and "PASS — searched exhaustively" in ran.stdout, said(ran)
-
-
-def found(cli, tmp_path, problem: str, node: str, *args: str, rule: str) -> list[str]:
-    """The finding by every strategy, each shrunk and its counterexample replayed."""
-    scenario, outs = tmp_path / "ce.json", []
-    for strategy in ("random", "pct", "systematic"):
-        ran = cli(
-            "test", problem, "--node", node, *args, "--strategy", strategy, "--seed", "1",
-            "--counterexample", scenario,
-        )  # fmt: skip
-        assert ran.returncode == 1 and f"FINDING [{rule}]" in ran.stdout, said(ran)
-        assert f"found by {strategy}: " in ran.stdout and "shrunk from" in ran.stdout, said(ran)
-        again = cli("replay", scenario, "--node", node)
-        assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, said(again)
-        outs.append(ran.stdout)
-    return outs
 
 
 def test_a_perl_suzuki_kasami_node_reading_by_io_select_passes_and_a_token_from_inside_is_found(

@@ -79,8 +79,9 @@ def test_a_trace_coloured_by_jq_reads_as_the_plain_trace(cli, tmp_path, traces, 
     assert cli("verify", shown, "--json").stdout == cli("verify", plain, "--json").stdout
 
 
-@pytest.mark.skipif(shutil.which("jq") is None, reason="jq is not installed (the emulation above runs)")
 def test_the_real_jq_colours_read_as_the_plain_trace(cli, tmp_path, traces):
+    if shutil.which("jq") is None:
+        missing("jq is not installed (the emulation above runs)")
     for name, code in (("safe", 0), ("broken", 1)):
         shown = tmp_path / f"{name}-jq.jsonl"
         with open(traces[name], "rb") as given, open(shown, "wb") as out:

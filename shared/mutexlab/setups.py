@@ -28,7 +28,7 @@ from .messages import Codec
 from .protocol import HandlerError, Protocol, ProtocolError, raised_at, taking_text
 from .show import state_text, unnamed
 from .slots import attributes, slot_names
-from .words import closest  # noqa: F401 - here before: its importers keep their import
+from .words import closest
 
 
 class ConfigError(ValueError):
@@ -242,17 +242,22 @@ def class_state(setup: Setup) -> dict[str, tuple[Any, Any]]:
             module = defining_module(cls)  # (two files' own modules of one name: the one holding it)
             if module is not None:
                 for mine in (module, *beside(module)):  # its file, and the modules beside it it imports
-                    _module_state(found, mine, getattr(mine, "__file__", mine.__name__), owned)
+                    _watch(found, mine, owned)
                 late.add(module)
     found[LATE] = (late, None)
     for mine in late.ran():  # those a handler of a run before imported, too
-        _module_state(found, mine, getattr(mine, "__file__", mine.__name__), owned)
+        _watch(found, mine, owned)
     return found
 
 
 # A module a handler imported from its solution's folder: its globals kept as it ran, before the
 # handler goes on (``_keep``'s first copies), so that what the handler changes in them is seen.
-_beside.on_late_import = lambda module: _module_state({}, module, module.__file__ or module.__name__, set())
+_beside.on_late_import = lambda module: _watch({}, module, set())
+
+
+def _watch(found: dict[str, tuple[Any, Any]], module: Any, owned: set[int]) -> None:
+    """``_module_state`` of ``module``, named by its file."""
+    _module_state(found, module, getattr(module, "__file__", None) or module.__name__, owned)
 
 
 def _keep(found: dict[str, tuple[Any, Any]], owner: Any, key: str, value: Any, label: str) -> None:
@@ -395,7 +400,7 @@ def class_state_changed(kept: dict[str, tuple[Any, Any]]) -> str | None:
     a module a handler imported from its solution's folder since is watched too (``beside.Late``)."""
     late = kept.get(LATE, (None,))[0]
     for module in late.since() if isinstance(late, _beside.Late) else ():
-        _module_state(kept, module, getattr(module, "__file__", module.__name__), set())
+        _watch(kept, module, set())
     for name, (value, before) in kept.items():
         if name == LATE or value == before:
             continue

@@ -320,7 +320,7 @@ def run(args) -> int:
             )
             or strategy.name != "systematic"
         )
-    ):  # no run, a run cut short or not all decided, or schedules a jump or a held read left out: no PASS
+    ):  # no run, a run cut short or not all decided, or schedules a jump, a held read or a give-up left out
         outcome["verdict"] = "PASS"
         code = 0
         if mpi and mpitest.nothing_entered(
@@ -446,7 +446,8 @@ COMMAND = Command(
     (or a --time too short for a single run, or a run that reached --max-steps while requests were
     still being served, or one whose audit could not decide everything, or, with --mpi, no rank that
     entered the resource, or a rank's MPI_Wtime timeout loop that left schedules out, or a read of a
-    window held until its bytes changed, which left the schedules re-reading them undriven).""",
+    window held until its bytes changed, which left the schedules re-reading them undriven, or a
+    rank's loop of polls that gave up, never tried while a message for it was held).""",
     run,
     arguments,
 )

@@ -184,7 +184,7 @@ class NodeProcess:
             return fault
         tail = self.stderr_tail()
         fault.message += (
-            f" — the first line it wrote, and then it {self.ended(code)}: most likely what it said as it "
+            f" — the first line it wrote, and then it {how_ended(code)}: most likely what it said as it "
             "failed (a compiler's errors, which an escript writes on standard output; a usage message)"
             + (f"; its standard error ended with: {shorten(tail, 300)}" if tail else "")
             + "; the line"
@@ -278,7 +278,7 @@ class NodeProcess:
     def ended_after(self, code: int | None) -> NodeFault:
         """A node that ended after answering its last input, seen by its end (``gone``) or as its
         next input came (``crashed``): one fault, in the same words whichever came first."""
-        how = "closed its output" if code is None else self.ended(code)
+        how = "closed its output" if code is None else how_ended(code)
         promise = (
             ": it answered its first init with reinit: true, a promise to keep reading until its "
             "standard input ends and start afresh on the next init"
@@ -304,7 +304,7 @@ class NodeProcess:
             return NodeFault(
                 CRASHED,
                 self.node,
-                f"node {self.node} {self.ended(code)} while handling {message['type']}, and a process "
+                f"node {self.node} {how_ended(code)} while handling {message['type']}, and a process "
                 "it started still holds its standard output open",
             )
         program = speaker(tree.program(self.proc.pid), self.stdin, self.out)  # `go run`'s program
@@ -397,7 +397,7 @@ class NodeProcess:
         if code == 0 and self.fresh and self.answered and message["type"] != "init":
             # a clean end after its last done, seen as the next input came: its end, not that input's
             raise self.ended_after(code)
-        how = closed if code is None else self.ended(code)
+        how = closed if code is None else how_ended(code)
         between = (
             " (between runs: it answered its first init with reinit: true, a promise to keep reading "
             "and start afresh on the next init, and ended instead)"
@@ -436,8 +436,6 @@ class NodeProcess:
     def not_run(self) -> bool:
         """Whether a node that ended 126 or 127 before writing anything never ran (``never_ran``)."""
         return never_ran(self.err_after())
-
-    ended = staticmethod(how_ended)
 
     def kill(self, trees: bool = True) -> None:
         """End the node, its tree (unless ``trees``: killed already) and its group; idempotent."""

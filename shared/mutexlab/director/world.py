@@ -235,10 +235,11 @@ class Run:
             return False
         before = len(self.events)
         self._input(node, {"polls": LINGER_POLLS, "type": "linger"}, "linger", step=False)
-        # quiet: never again before the next step (negative: no count reaches it)
-        lingered[node] = lingered[node] + 1 if len(self.events) > before else -1
-        if len(self.events) > before:
+        if len(self.events) > before:  # it said something: its loop gave up
+            lingered[node] += 1
             self.gave_up.add(node)
+        else:  # quiet: never again before the next step (negative: no count reaches it)
+            lingered[node] = -1
         return True
 
     @property
