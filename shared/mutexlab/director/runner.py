@@ -106,9 +106,10 @@ def test(
             # is nondeterministic, and that is the finding. A crash seen by its timing (a node's end)
             # is played as replay plays it: with the end wait, until it shows (NONDETERMINISM_TRIES).
             rule = small.finding.rule if small.finding is not None else None
+            racing = wrote_late(rule, small.finding.message if small.finding is not None else "")
             small_settings = replace(small_settings, end_grace=_end_wait(small_settings.end_grace, rule))
-            for _ in range(_plays(rule)):
-                again = play(small_settings, pool, Strict(small.steps), small.digests)
+            for _ in range(_plays(rule, racing)):
+                again = play(small_settings, pool, Strict(small.steps), None if racing else small.digests)
                 if again.finding is not None:
                     break
         except KeyboardInterrupt:  # Ctrl-C while shrinking: the finding stands, as found
@@ -233,10 +234,11 @@ def _end_wait(grace: float, rule: str | None) -> float:
     return max(grace, END_GRACE) if rule == CRASHED else grace
 
 
-def _plays(rule: str | None) -> int:
+def _plays(rule: str | None, racing: bool = False) -> int:
     """How often a schedule is played again before a finding of ``rule`` counts as not shown: a
-    nondeterminism, or a crash seen by its timing, shows only when the program does it again."""
-    return NONDETERMINISM_TRIES if rule in (NONDETERMINISTIC, CRASHED) else 1
+    nondeterminism, a crash seen by its timing or a line that raced its done (``racing``) shows
+    only when the program does it again."""
+    return NONDETERMINISM_TRIES if rule in (NONDETERMINISTIC, CRASHED) or racing else 1
 
 
 def replay(
@@ -260,7 +262,11 @@ def replay(
     # the program it was found on is replayed with that wait, whether or not its search needed it.
     ends = _end_wait(scenario.end_grace, recorded) if same else scenario.end_grace
     # A line written after the last step's done shows only if it arrives before the run is judged.
-    late = LATE_GRACE if wrote_late(recorded, str((scenario.finding or {}).get("message", ""))) else 0.0
+    # Such a line races its done: counted in the step's answer one time, after it the next — the
+    # same fault, so on the program it was found on the answers are not compared, the play repeated.
+    written_late = wrote_late(recorded, str((scenario.finding or {}).get("message", "")))
+    racing = same and written_late
+    late = LATE_GRACE if written_late else 0.0
     # another program goes on past the scenario's last step to its end, within test's own cap
     most = (
         len(scenario.steps) + 1
@@ -272,12 +278,12 @@ def replay(
     settings = Settings(problem, argv, scenario.seed, scenario.faults, most, unread_output, ends, late)
     # A recorded nondeterminism (or a crash seen by its timing) shows only when the program does it
     # again: played up to NONDETERMINISM_TRIES times on the program it was found on, until it shows.
-    tries = _plays(recorded) if same else 1
+    tries = _plays(recorded, racing) if same else 1
     with pool_of(argv, timeout, start_timeout) as pool:
         for _ in range(tries):
             chooser = Strict(scenario.steps, wakes=not same)
-            outcome = play(settings, pool, chooser, scenario.answers if same else None)
-            if outcome.finding is not None or chooser.stuck is not None:
+            outcome = play(settings, pool, chooser, scenario.answers if same and not racing else None)
+            if outcome.finding is not None or (chooser.stuck is not None and not racing):
                 break
     finding = outcome.finding
     if chooser.stuck is not None and not same:

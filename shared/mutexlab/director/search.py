@@ -38,6 +38,7 @@ from .process import Pool
 from .strategies import Chooser, Ran
 from .world import LATE_GRACE, STRETCH_SECONDS, Action, Faults, Run
 
+DIVERGED_GRACE = 0.3  # seconds a node whose answer differs has to show a line written past its done
 MAX_STEPS = 2_000  # default steps of one run before it counts as never coming to rest
 # A kept node that ended after a run (seen at the next run's init) is that run's finding: its
 # schedule is played again, its end waiting this long for a node's output to end.
@@ -123,6 +124,8 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
             lingered.clear()
             diverged = _diverged(run, expected, len(steps))
         if diverged is not None:
+            if diverged.node in run.procs:  # a line it wrote past its done explains the difference
+                run.procs[diverged.node].late(DIVERGED_GRACE)  # that fault, told why (NodeFault)
             return Outcome(diverged, steps, run.digests, run.events, trail)
         # A line written after a done is the program's fault, not a deadlock nor a pass: looked
         # for before the run is judged, and a moment longer before a deadlock is called one.
