@@ -223,6 +223,8 @@ def test_a_poll_loop_with_no_count_still_waits_for_ever(cli, programs):
     ran = cli("test", "mutex", "--np", "2", "--entries", "1", "--runs", "2", "--regex", CS,
               "--mpi", programs["for-ever"])  # fmt: skip
     assert ran.returncode == 1 and "FINDING [deadlock]" in ran.stdout and "node-1" in ran.stdout, ran.stdout
+    # what the deadlock rests on: a loop that went round 20,000 polls (a longer count would give up)
+    assert "rank 0 still polls in a loop of its own, 20,000 polls on" in ran.stdout, ran.stdout
     ran = cli("test", "mutex", "--np", "2", "--runs", "2", "--regex", CS, "--mpi", programs["for-ever"])
     assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout  # astir: no hang claimed
 

@@ -36,7 +36,7 @@ from .lines import START, NodeFault
 from .problem import Problem
 from .process import Pool
 from .strategies import Chooser, Ran
-from .world import LATE_GRACE, STRETCH_SECONDS, Action, Faults, Run
+from .world import LATE_GRACE, LINGER_POLLS, STRETCH_SECONDS, Action, Faults, Run
 
 DIVERGED_GRACE = 0.3  # seconds a node whose answer differs has to show a line written past its done
 MAX_STEPS = 2_000  # default steps of one run before it counts as never coming to rest
@@ -144,6 +144,8 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
             faults.reorder or faults.duplicate > 0,
             run.sync_sends,
         )
+        if resting and finding is not None and finding.rule == DEADLOCK and run.lingering:
+            finding = replace(finding, message=finding.message + _still_polling(run))
         if (
             resting
             and run.spinning
@@ -258,6 +260,17 @@ def _kept_busy(run: Run, steps: list[Action]) -> str:
             "wake with another pause never lets a run end"
         )
     return ": " + "; ".join(said) if said else ": the nodes keep each other busy"
+
+
+def _still_polling(run: Run) -> str:
+    """What a deadlock's words add where a rank still polls in a loop of its own at rest: that loop
+    went round LINGER_POLLS times with nothing arriving, and waits for ever only if it has no count."""
+    ranks = ", ".join(f"rank {n - run.problem.first}" for n in sorted(run.lingering))
+    return (
+        f" ({ranks} still {'polls' if len(run.lingering) == 1 else 'poll'} in a loop of its own, "
+        f"{LINGER_POLLS:,} polls on with nothing arriving: a loop with no count waits for ever, one "
+        "with a longer count would give up later — docs/mpi.md#linger)"
+    )
 
 
 def _diverged(run: Run, expected: list[str], step: int) -> Finding | None:
