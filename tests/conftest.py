@@ -55,6 +55,12 @@ from mutexlab.bus.auth import MAC_HEADER, SECRET_ENV, Signer
 from mutexlab.sim import SimConfig, Simulation
 from mutexlab.trace import TraceWriter
 
+# A test's Ctrl-C (SIGINT) reaches its child as a terminal's would. Started in the background of a
+# shell without job control, pytest ignores SIGINT, and an ignored signal is inherited across exec:
+# a child would drop the SIGINT the test sends and serve on. A handler is reset to the default.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 # The services the tests start read the run secret from the environment (auth.py): one per session.
 os.environ.setdefault(SECRET_ENV, f"tests-{os.getpid()}-{time.time_ns()}")
 RUN_SECRET = os.environ[SECRET_ENV]

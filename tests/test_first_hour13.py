@@ -75,7 +75,11 @@ def _fresh_session(cwd: Path, scenario: str) -> subprocess.CompletedProcess:
         if first:
             first += p.stdout.readline()  # "serving http://…"
             p.send_signal(signal.SIGINT)
-        rest, err = p.communicate(timeout=60)
+        try:
+            rest, err = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:  # ended, not waited on for ever by the with
+            p.kill()
+            raise
     return subprocess.CompletedProcess(command, p.returncode, first + rest, err)
 
 
