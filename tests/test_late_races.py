@@ -35,7 +35,7 @@ for raw in sys.stdin:
         enter = {"type": "enter", "resource": msg["resource"]}
         if n % 2:
             out({"type": "done"})
-            time.sleep(0.01)  # another thread's moment: the done is read alone
+            time.sleep(0.001)  # another thread's moment: the done is read alone
             out(enter)
         else:
             out(enter)
