@@ -8,12 +8,12 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from test_explore_server import _stop
 from test_report import chromium, open_in_chromium  # noqa: F401  (a fixture)
 
 from mutexlab.explore.session import Config, Session
@@ -74,12 +74,7 @@ def _fresh_session(cwd: Path, scenario: str) -> subprocess.CompletedProcess:
         first = p.stdout.readline()  # the banner, or nothing when it stopped with an error
         if first:
             first += p.stdout.readline()  # "serving http://…"
-            p.send_signal(signal.SIGINT)
-        try:
-            rest, err = p.communicate(timeout=60)
-        except subprocess.TimeoutExpired:  # ended, not waited on for ever by the with
-            p.kill()
-            raise
+        rest, err = _stop(p)  # killed if it does not stop: never waited on for ever by the with
     return subprocess.CompletedProcess(command, p.returncode, first + rest, err)
 
 

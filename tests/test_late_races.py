@@ -58,9 +58,8 @@ def racer(tmp_path):
 def test_a_racing_line_found_shrunk_and_replayed_is_its_own_finding(cli, racer, tmp_path):
     scenario = tmp_path / "ce.json"
     ran = cli("test", "mutex", "--node", racer, "--nodes", "1", "--runs", "1", "--counterexample", scenario)
-    assert ran.returncode == 1 and "FINDING [protocol]" in ran.stdout, (
-        ran.stdout
-    )  # before: [nondeterministic]
+    # before: [nondeterministic]
+    assert ran.returncode == 1 and "FINDING [protocol]" in ran.stdout, ran.stdout
     assert "wrote after its done line" in ran.stdout or "wrote past its done line" in ran.stdout, ran.stdout
     for _ in range(2):  # whichever parity the count is at: played until it shows
         again = cli("replay", scenario, "--node", racer)
@@ -78,8 +77,7 @@ def test_an_answer_that_differs_by_a_line_written_past_its_done_is_that_late_lin
         (tmp_path / "count").write_text("2")  # the next request is odd again: late
         expected = first.digests[:1] + ["an answer with the entry in it"]
         again = play(settings, pool, lambda depth, enabled: enabled[0], expected)
-        assert again.finding is not None and again.finding.rule == "protocol", (
-            again.finding
-        )  # before: nondet.
+        # before: [nondeterministic]
+        assert again.finding is not None and again.finding.rule == "protocol", again.finding
     finally:
         pool.close()

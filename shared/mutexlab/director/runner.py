@@ -106,7 +106,7 @@ def test(
             # is nondeterministic, and that is the finding. A crash seen by its timing (a node's end)
             # is played as replay plays it: with the end wait, until it shows (NONDETERMINISM_TRIES).
             rule = small.finding.rule if small.finding is not None else None
-            racing = wrote_late(rule, small.finding.message if small.finding is not None else "")
+            racing = small.finding is not None and wrote_late(rule, small.finding.message)
             small_settings = replace(small_settings, end_grace=_end_wait(small_settings.end_grace, rule))
             for _ in range(_plays(rule, racing)):
                 again = play(small_settings, pool, Strict(small.steps), None if racing else small.digests)
