@@ -492,8 +492,9 @@ def nothing_entered(settings, last_events: list[dict[str, Any]], timeout: float)
     from ..director.search import play
     from ..director.strategies import Random
 
-    chooser = Random(settings.seed).next_run()
+    strategy = Random(settings.seed)
+    chooser = strategy.next_run()
     assert chooser is not None
     with pool_of(settings.program, timeout) as pool:
-        outcome = play(settings, pool, chooser)
+        outcome = play(settings, pool, chooser, lingers=strategy.lingers)
     return not entered(outcome.events)

@@ -265,8 +265,7 @@ def run(args) -> int:
         "incomplete_runs": searched.incomplete,  # cut by --max-steps while still serving requests
         "undecided_runs": searched.undecided,  # runs whose audit could not decide everything
     }
-    untried = [n - problem.first for n in searched.give_up_untried]  # as rank numbers
-    coverage(outcome, searched.clock_jumped, searched.read_held, untried)  # not all covered
+    coverage(outcome, searched.clock_jumped, searched.read_held)  # not all covered
     erroneous(outcome, searched.finalize_pending, searched.pending_said)  # MPI calls it an error
     if searched.unsure:
         outcome["undecided"] = searched.unsure
@@ -314,13 +313,10 @@ def run(args) -> int:
         and not searched.incomplete
         and not searched.undecided
         and (
-            (
-                searched.exhausted
-                and not (searched.clock_jumped or searched.read_held or searched.give_up_untried)
-            )
+            (searched.exhausted and not (searched.clock_jumped or searched.read_held))
             or strategy.name != "systematic"
         )
-    ):  # no run, a run cut short or not all decided, or schedules a jump, a held read or a give-up left out
+    ):  # no run, a run cut short or not all decided, or schedules a jump or a held read left out
         outcome["verdict"] = "PASS"
         code = 0
         if mpi and mpitest.nothing_entered(

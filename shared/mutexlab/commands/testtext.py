@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
 from typing import Any
 
 from ..director import runner
@@ -134,7 +133,7 @@ def _schedule(steps) -> str:
 
 def _step(step) -> str:
     kind, node, ident = step
-    return f"{kind} {ident}→{node}" if ident else f"{kind} {node}"
+    return f"{kind} {ident}→{node}" if ident and kind != "linger" else f"{kind} {node}"
 
 
 # A rank's timeout loop jumps mutexlab's clock (src/mpi.c, poll_point) so that its deadline passes
@@ -155,30 +154,12 @@ NOT_DRIVEN = (
 )
 
 
-def give_up_words(ranks: Sequence[int]) -> str:
-    """What a search did not cover where ``ranks``' loops of polls give up (docs/mpi.md#linger)."""
-    named = ", ".join(f"rank {r}" for r in ranks)
-    return (
-        f"{named} gave up a loop of polls at rest and polled while a message for it was held: "
-        "giving up before that message came, as it may under an MPI, was never tried (docs/mpi.md#linger)"
-    )
-
-
-def coverage(outcome: dict[str, Any], jumped: int, held: int = 0, untried: Sequence[int] = ()) -> None:
-    """``outcome`` of a search in which ``jumped`` runs had a rank's timeout loop jump the clock,
-    ``held`` runs a rank's read held, and the ranks ``untried`` (MPI rank numbers) a loop of polls that gives up while a
-    message for them was held: not exhaustive, whatever the strategy ran, and saying what it did not
-    cover or drive."""
+def coverage(outcome: dict[str, Any], jumped: int, held: int = 0) -> None:
+    """``outcome`` of a search in which ``jumped`` runs had a rank's timeout loop jump the clock and
+    ``held`` runs a rank's read held: not exhaustive, whatever the strategy ran, and saying what it
+    did not cover or drive."""
     if jumped:
         outcome.update(exhaustive=False, clock_jumped_runs=jumped, not_covered=NOT_COVERED)
-    if untried:
-        said = give_up_words(untried)
-        covered = outcome.get("not_covered")
-        outcome.update(
-            exhaustive=False,
-            give_up_untried=list(untried),
-            not_covered=f"{covered}; {said}" if covered else said,
-        )
     if held:
         outcome.update(exhaustive=False, read_held_runs=held, not_driven=NOT_DRIVEN)
 

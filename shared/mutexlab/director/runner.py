@@ -177,7 +177,10 @@ class Replayed:
             return []
         if outcome.verdict is None or outcome.verdict.exit_code != 0:
             return []
-        return [f"{kind} {ident}→{node}" if ident else f"{kind} {node}" for kind, node, ident in outcome.left]
+        return [
+            f"{kind} {ident}→{node}" if ident and kind != "linger" else f"{kind} {node}"
+            for kind, node, ident in outcome.left
+        ]
 
     def judged(self) -> Verdict | None:
         """The audit's verdict with each node the schedule left waiting (``unfinished``) as an

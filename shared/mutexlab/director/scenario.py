@@ -159,6 +159,7 @@ def load(path: str) -> ProgramScenario:
                 "duplicate",
                 "crash",
                 "wake",
+                "linger",
             ) or not isinstance(node, int):
                 raise ValueError(f"step {n} is not a step: {step!r}")
             steps.append((kind, node, str(ident)))

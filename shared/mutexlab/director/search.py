@@ -35,7 +35,7 @@ from .judge import (
 from .lines import START, NodeFault
 from .problem import Problem
 from .process import Pool
-from .strategies import Chooser, Ran
+from .strategies import Chooser, Lingers, Ran
 from .world import LATE_GRACE, LINGER_POLLS, STRETCH_SECONDS, Action, Faults, Run
 
 DIVERGED_GRACE = 0.3  # seconds a node whose answer differs has to show a line written past its done
@@ -59,8 +59,6 @@ class Outcome:
     clock_jumped: bool = False  # a node's timeout loop jumped the clock: no delivery before its deadline
     finalize_pending: str = ""  # an MPI rank called MPI_Finalize with a thread still in a call
     read_held: bool = False  # a node held a read until its bytes changed: a re-read going on not driven
-    gave_up: frozenset[int] = frozenset()  # ranks whose loop of polls gave up at rest (Run.gave_up)
-    polled_while_held: frozenset[int] = frozenset()  # ranks polling while a message for them was held
     after_ended: Finding | None = None  # a kept node had ended after the run before: the finding
     # seen at this run's init, which was then played again on fresh processes
     waiting: list[str] = field(default_factory=list)  # the nodes still waiting when it was judged
@@ -83,8 +81,16 @@ class Settings:
     # a node whose last answer was to another is not waited for ("": every kept node is)
 
 
-def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] | None = None) -> Outcome:
-    """One run; the pool's processes are discarded when a node failed (their state is unknown)."""
+def play(
+    settings: Settings,
+    pool: Pool,
+    chooser: Chooser,
+    expected: list[str] | None = None,
+    lingers: Lingers | None = None,
+) -> Outcome:
+    """One run; the pool's processes are discarded when a node failed (their state is unknown).
+    ``lingers``: linger steps known quiet are not offered, a quiet one is added, and (``exact``: a
+    systematic search) the run stops at it — the world after it is the world before."""
     steps: list[Action] = []
     trail: list[tuple[int, int]] = []
     run: Run | None = None
@@ -105,7 +111,7 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
                 continue  # at rest, nothing arrives: a rank's own loop of polls went round (#linger)
             if not enabled or len(steps) >= settings.max_steps:
                 break
-            action = chooser(len(steps), enabled)
+            action = chooser(len(steps), lingers.offered(enabled) if lingers else enabled)
             if action is None:
                 break
             if action not in enabled:  # a replayed prefix the program no longer allows
@@ -123,6 +129,10 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
             stretched.clear()
             lingered.clear()
             diverged = _diverged(run, expected, len(steps))
+            if run.quiet_linger and lingers is not None and diverged is None:
+                lingers.quiet.add(lingers.key(action))
+                if lingers.exact:
+                    break  # only a count went up: the rest of the run is its siblings' (#linger)
         if diverged is not None:
             if diverged.node in run.procs:  # a line it wrote past its done explains the difference
                 run.procs[diverged.node].late(DIVERGED_GRACE)  # that fault, told why (NodeFault)
@@ -197,8 +207,6 @@ def play(settings: Settings, pool: Pool, chooser: Chooser, expected: list[str] |
         run.clock_jumped,
         run.finalize_pending,
         read_held=run.read_held,
-        gave_up=frozenset(run.gave_up),
-        polled_while_held=frozenset(run.polled_while_held),
         waiting=waiting,
         left=list(left),
         spinning="; ".join(run.spinning.values()) if spun and unsure == spun else "",
@@ -304,9 +312,6 @@ class Searched:
     unsure: str | None = None  # the first such run's undecided finding
     clock_jumped: int = 0  # runs in which a node's timeout loop jumped the clock (Outcome.clock_jumped)
     read_held: int = 0  # runs in which a node held a read until its bytes changed (Outcome.read_held)
-    # ranks whose loop of polls gave up at rest in some run and polled while a message for them was
-    # held in some run: giving up before it came was never tried (docs/mpi.md#linger)
-    give_up_untried: tuple[int, ...] = ()
     finalize_pending: int = 0  # runs with an MPI rank erroneous at MPI_Finalize (Outcome.finalize_pending)
     pending_said: str = ""  # the first such run's words
     spinning: str = ""  # the first undecided run's spinning threads, if that was why (Outcome.spinning)
@@ -334,8 +339,6 @@ def search(
     cut short not counted, so that the caller can say how far it got."""
     start = time.monotonic()
     count = total = cut = unsure = jumped = pending = held = 0
-    gave_up: set[int] = set()
-    polled_while_held: set[int] = set()
     pending_said = spinning = ""
     first_unsure: str | None = None
     last: Outcome | None = None
@@ -346,7 +349,7 @@ def search(
             chooser = strategy.next_run()
             if chooser is None:
                 break
-            previous, last = last, play(settings, pool, chooser, strategy.expected())
+            previous, last = last, play(settings, pool, chooser, strategy.expected(), strategy.lingers)
             count += 1
             total += len(last.steps)
             if last.after_ended is not None and previous is not None:
@@ -377,8 +380,6 @@ def search(
             unsure += last.undecided is not None
             jumped += last.clock_jumped
             held += last.read_held
-            gave_up |= last.gave_up
-            polled_while_held |= last.polled_while_held
             pending += bool(last.finalize_pending)
             pending_said = pending_said or last.finalize_pending
             if first_unsure is None and last.undecided is not None:
@@ -404,7 +405,6 @@ def search(
         jumped,
         finalize_pending=pending,
         read_held=held,
-        give_up_untried=tuple(sorted(gave_up & polled_while_held)),
         pending_said=pending_said,
         spinning=spinning,
         interrupted=interrupted,

@@ -26,7 +26,7 @@ from .lines import PAST_DONE
 from .problem import Problem
 from .process import Pool
 from .search import Outcome, Settings, play
-from .strategies import Chooser, Random
+from .strategies import Chooser, Lingers, Random
 from .world import Action
 
 
@@ -50,6 +50,8 @@ class Lenient:
                 return step
             if (delivery := _delivery_of(step, enabled)) is not None:
                 return delivery
+            if (linger := _linger_of(step, enabled)) is not None:
+                return linger
             same_link = [e for e in enabled if step[0] in ("deliver", "land") and _same_link(e, step)]
             if same_link and self.by_link:
                 return same_link[0]
@@ -107,6 +109,12 @@ def _delivery_of(step: Action, enabled: list[Action]) -> Action | None:
     return delivery if step[0] == "land" and delivery in enabled else None
 
 
+def _linger_of(step: Action, enabled: list[Action]) -> Action | None:
+    """A recorded linger's rank lingered now, where its id differs: on a schedule cut short or
+    another program the rank's inputs so far, or the place its loops wait, are others."""
+    return next((a for a in enabled if step[0] == "linger" and a[:2] == step[:2]), None)
+
+
 def _same_link(held: Action, step: Action) -> bool:
     return held[:2] == step[:2] and held[2].rpartition("#")[0] == step[2].rpartition("#")[0]
 
@@ -123,8 +131,9 @@ class Strict:
     (another program than the one the script was found on): where the next step is not possible,
     or after the last, a paused node is woken first (``woken`` counts them, at most ``MAX_WAKES``
     more than the script's steps), as a program that paused where the other did not would have
-    gone on within the step; a recorded wake of a node not paused is passed over (``skipped``), and
-    a recorded landing at a rank that does not poll there is its message's delivery. Past the
+    gone on within the step; a recorded wake of a node not paused, or linger of a rank not polling,
+    is passed over (``skipped``), a recorded linger of a rank whose loops wait elsewhere lingers it
+    there, and a recorded landing at a rank that does not poll there is its message's delivery. Past the
     script's last step, another program's run goes on in the default order (the first enabled
     step, ``onward`` counts them) to its end: a fix may need more steps than the program it was
     found on, and what those steps do is judged too."""
@@ -140,10 +149,10 @@ class Strict:
         self.onward = 0  # steps past the script's last, in the default order (another program)
 
     def __call__(self, depth: int, enabled: list[Action]) -> Action | None:
-        while self.wakes and self.at < len(self.script) and self.script[self.at][0] == "wake":
-            if self.script[self.at] in enabled:
+        while self.wakes and self.at < len(self.script) and self.script[self.at][0] in ("wake", "linger"):
+            if self.script[self.at] in enabled or _linger_of(self.script[self.at], enabled):
                 break
-            self.at += 1  # it did not pause there: the recorded wake is nothing to it
+            self.at += 1  # it did not pause (poll) there: the recorded wake (linger) is nothing to it
             self.skipped += 1
         step = self.script[self.at] if self.at < len(self.script) else None
         if step is not None and step in enabled:
@@ -152,6 +161,9 @@ class Strict:
         if self.wakes and step is not None and (delivery := _delivery_of(step, enabled)) is not None:
             self.at += 1  # another program that does not poll there: the message is delivered
             return delivery
+        if self.wakes and step is not None and (linger := _linger_of(step, enabled)) is not None:
+            self.at += 1  # another program, whose loops wait elsewhere: its rank lingers there
+            return linger
         wake = next((a for a in enabled if a[0] == "wake"), None)
         if self.wakes and wake is not None and self.woken < len(self.script) + self.MAX_WAKES:
             self.woken += 1
@@ -276,13 +288,14 @@ class Shrinker:
         """A short random search on fewer nodes (their messages are numbered anew, so the
         schedule's own steps rarely fit): the first run with the same finding (its rule, and
         ``same`` of it when given)."""
+        quiet = Lingers(exact=False)
         for run in range(runs):
             if self.spent():
                 return None
             self.tests += 1
-            chooser = Random(settings.seed + run).next_run()
+            chooser = Random(settings.seed + run).next_run()  # lingers: each place quiet once
             assert chooser is not None
-            outcome = play(settings, self.pool, chooser)
+            outcome = play(settings, self.pool, chooser, lingers=quiet)
             shown = outcome.finding
             if shown is not None and shown.rule == self.rule and (same is None or same(shown)):
                 return outcome

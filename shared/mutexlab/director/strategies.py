@@ -18,10 +18,33 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from .world import Action
 
 Chooser = Callable[[int, list[Action]], Action | None]
+
+
+@dataclass
+class Lingers:
+    """Linger steps that changed nothing (``Run.quiet_linger``, docs/mpi.md#linger), not offered
+    again. ``exact`` (a systematic search): by the step's id, the rank's state — the same loop in
+    the same state goes round alike; the search stops a run at a quiet one, whose world is the one
+    before it, explored by its siblings. Else (a random or pct sample) by the place the rank's
+    loops wait alone: a loop that went round once without giving up is not lingered again there,
+    an economy a sample may make."""
+
+    exact: bool
+    quiet: set[tuple[Any, ...]] = field(default_factory=set)
+
+    def key(self, action: Action) -> tuple[Any, ...]:
+        return action if self.exact else (action[1], action[2].partition(".")[0])
+
+    def known(self, action: Action) -> bool:
+        return action[0] == "linger" and self.key(action) in self.quiet
+
+    def offered(self, enabled: list[Action]) -> list[Action]:
+        return [a for a in enabled if not self.known(a)]
 
 
 @dataclass
@@ -38,6 +61,7 @@ class Random:
 
     def __init__(self, seed: int) -> None:
         self.seed, self.count = seed, 0
+        self.lingers = Lingers(exact=False)
 
     def next_run(self) -> Chooser | None:
         rng = random.Random(f"random:{self.seed}:{self.count}")
@@ -71,6 +95,7 @@ class PCT:
         # so no message would ever overtake another).
         self.reorder = reorder
         self.length = 20  # k: the steps of the longest run so far (change points fall within it)
+        self.lingers = Lingers(exact=False)
 
     def next_run(self) -> Chooser | None:
         rng = random.Random(f"pct:{self.seed}:{self.count}")
@@ -163,6 +188,7 @@ class Systematic:
         self.floor = 0  # the depth of the kept step being searched (its ancestors are fixed)
         self.now: list[tuple[Frame, list[str], int]] = []  # kept steps of this bound, a stack
         self.later: list[tuple[Frame, list[str], int]] = []  # (frame, digests, how many the path gave)
+        self.lingers = Lingers(exact=True)  # a quiet linger is a leaf; the same one elsewhere, none
 
     @property
     def covered(self) -> int | None:
@@ -211,7 +237,7 @@ class Systematic:
         while len(self.stack) > self.floor:
             top = self.stack[-1]
             top.done.add(top.chosen)
-            following = [t for t in top.enabled if t not in top.done and t not in top.sleep]
+            following = self._following(top)
             if following and self.bound is not None and top.cost > self.bound and self.room():
                 self.later.append((top, result.digests, inits + len(self.stack) - 1))
             elif following:
@@ -220,6 +246,14 @@ class Systematic:
                 return
             self.stack.pop()
         self._resume()
+
+    def _following(self, frame: Frame) -> list[Action]:
+        """The choices of ``frame`` still to take: not taken, not asleep, no linger known quiet."""
+        return [
+            t
+            for t in frame.enabled
+            if t not in frame.done and t not in frame.sleep and not self.lingers.known(t)
+        ]
 
     def room(self) -> bool:
         """Whether another step may be kept: past ``MAX_KEPT`` a step beyond the bound is searched
@@ -230,15 +264,19 @@ class Systematic:
     def _resume(self) -> None:
         """The next kept step of this bound (of the next bound once this one's are all searched),
         its next choice taken; ``done`` when none is left."""
-        if not self.now and self.later:
-            assert self.bound is not None
-            self.bound += 1
-            self.now, self.later = self.later, []  # popped from its end: the last kept first
-        if not self.now:
-            self.done = True
-            return
-        top, digests, kept = self.now.pop()
-        top.chosen = next(t for t in top.enabled if t not in top.done and t not in top.sleep)
+        while True:
+            if not self.now and self.later:
+                assert self.bound is not None
+                self.bound += 1
+                self.now, self.later = self.later, []  # popped from its end: the last kept first
+            if not self.now:
+                self.done = True
+                return
+            top, digests, kept = self.now.pop()
+            following = self._following(top)  # a linger kept may since be known quiet
+            if following:
+                break
+        top.chosen = following[0]
         path: list[Action] = []
         link = top.path
         while link is not None:

@@ -10,6 +10,7 @@ by ``MAX_EVENTS``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import select
 import time
@@ -30,7 +31,10 @@ from .process import NodeProcess, Pool
 # crash (an idle node killed and started afresh; the messages held for it stay held), wake (a
 # node that paused goes on: an MPI rank's sleep inside its critical section), land (a held
 # message reaches an MPI rank whose threads poll, none of them running: it finds it at its next
-# step with what came meanwhile, as messages may come in between two polls under any MPI).
+# step with what came meanwhile, as messages may come in between two polls under any MPI),
+# linger (an MPI rank's own loops of polls go round with nothing arriving while the run is not at
+# rest, so a bounded one may give up before a message comes; its id says where the rank stands:
+# the place its loops wait and a digest of its inputs so far, so the same id is the same rank state).
 Action = tuple[str, int, str]
 MAX_EVENTS = 200_000  # trace events of one run: what bounds its memory (some 100 MB)
 MAX_RUN_BYTES = 64 << 20  # bytes of the lines one run's answers hold (long lines: fewer events)
@@ -115,11 +119,11 @@ class Run:
         self.astir: set[int] = set()  # MPI ranks in a loop of their own (polls, sleeps): no hang is claimed
         self.polling: set[int] = set()  # MPI ranks a thread of which polls: messages may land there
         self.lingering: set[int] = set()  # MPI ranks a thread of which waits in a loop of its own
-        # Of those (docs/mpi.md#linger): ranks whose loop went round while a message for them was held,
-        # and ranks whose loop, let go round at rest, gave up (said something): where one rank is in
-        # both, its giving up before that message came was possible and never tried.
-        self.polled_while_held: set[int] = set()
-        self.gave_up: set[int] = set()
+        self.loops: dict[int, str] = {}  # of those, where their loops wait (the done's "loops")
+        # Per node, a digest of its inputs so far but quiet lingers: with ``loops``, a linger step's
+        # id, the same for the same state of the rank in any run (its program is deterministic).
+        self.history: dict[int, bytes] = {}
+        self.quiet_linger = False  # the last step was a linger that changed nothing (docs/mpi.md#linger)
         # MPI ranks with a thread stopped running with nothing new (docs/mpi.md#busy), by its words
         self.spinning: dict[int, str] = {}
         self.step = 0
@@ -133,6 +137,7 @@ class Run:
         for node, line in inits.items():  # every init sent before any answer is read: the nodes
             self.procs[node].tell(line)  # start in parallel; answers are applied in id order
         for node, line in inits.items():
+            self._advance(node, line)
             self._apply_answer(node, line, "init", self.procs[node].answer(line))
 
     def _init(self, node: int, restarted: bool = False) -> None:
@@ -162,6 +167,8 @@ class Run:
         found += self._landings()
         if self.duplicates_left > 0:
             found += [("duplicate", m.dst, m.id) for m in self.delivered.values()]
+        if found and self.lingering:  # not at rest: a loop of polls may give up before the rest comes
+            found += [("linger", n, self._linger_id(n)) for n in sorted(self.lingering)]
         if self.problem.driven:  # after the deliveries: a first choice holds the resource long
             resource = self.problem.resource
             for node in sorted(self.names):
@@ -174,6 +181,9 @@ class Run:
                 ("crash", n, "") for n in sorted(self.names) if not self.holding[n] and n not in self.waiting
             ]
         return found
+
+    def _linger_id(self, node: int) -> str:
+        return f"{self.loops.get(node, '')[:16]}.{self.history.get(node, b'').hex()}"
 
     def _landings(self) -> list[Action]:
         """A held message may land at a polling MPI rank while another is held for it: that one's
@@ -237,7 +247,6 @@ class Run:
         self._input(node, {"polls": LINGER_POLLS, "type": "linger"}, "linger", step=False)
         if len(self.events) > before:  # it said something: its loop gave up
             lingered[node] += 1
-            self.gave_up.add(node)
         else:  # quiet: never again before the next step (negative: no count reaches it)
             lingered[node] = -1
         return True
@@ -251,10 +260,7 @@ class Run:
         """Take ``action`` (one of ``enabled()``); NodeFault when the node misbehaves."""
         kind, node, ident = action
         self.step += 1
-        if self.lingering:  # a loop of polls waits while something for its rank is held
-            self.polled_while_held.update(
-                d for (_, d), held in self.links.items() if held and d in self.lingering
-            )
+        self.quiet_linger = False
         resource = self.problem.resource if self.problem.driven else ""
         if kind == "request":
             self.requests_left[node] -= 1
@@ -281,6 +287,8 @@ class Run:
         elif kind == "wake":
             self.paused[node] -= 1
             self._input(node, {"type": "wake"}, "wake")
+        elif kind == "linger":
+            self._linger_step(node)
         elif kind == "crash":
             self.crashes_left -= 1
             self.paused[node] = 0
@@ -293,6 +301,31 @@ class Run:
             self._deliver(message, f"a duplicate of message {ident}", copy=True)
         else:
             raise ValueError(f"unknown step {action!r}")
+
+    def _linger_step(self, node: int) -> None:
+        """A rank's own loops of polls go round with nothing arriving while other steps are possible
+        (docs/mpi.md#linger). Quiet (``quiet_linger``) when it said and sent nothing, paused not,
+        and its loops wait where they waited: only a count went up, which a loop with no count, or
+        with a longer one than the linger's, does not act on — the rank's state is taken as the one
+        before it (its history unchanged), and a search need not go on from it."""
+        line = {"polls": LINGER_POLLS, "type": "linger"}
+        where = self._stands(node)
+        self._input(node, line, "linger", history=False)
+        self.quiet_linger = node in self.lingering and self._stands(node) == where
+        if not self.quiet_linger:
+            self._advance(node, line)
+
+    def _stands(self, node: int) -> tuple[Any, ...]:
+        """What a rank's done and its outputs said of it, as far as a linger may change it."""
+        flags = (node in self.lingering, node in self.polling, node in self.astir)
+        return (len(self.events), sum(self.sent.values()), self.paused[node], self.loops.get(node),
+                self.blocked.get(node), self.spinning.get(node), flags)  # fmt: skip
+
+    def _advance(self, node: int, line: dict[str, Any]) -> None:
+        """``node``'s history with one more input."""
+        digest = hashlib.blake2b(self.history.get(node, b""), digest_size=8)
+        digest.update(json.dumps(line, sort_keys=True, default=str).encode())
+        self.history[node] = digest.digest()
 
     def _take(self, dst: int, ident: str) -> Message:
         for (_, to), held in self.links.items():
@@ -324,7 +357,11 @@ class Run:
         line = {"type": "recv", "from": message.src, "body": message.body, **({"land": True} if land else {})}
         self._input(node, line, what)
 
-    def _input(self, node: int, line: dict[str, Any], what: str, step: bool = True) -> None:
+    def _input(
+        self, node: int, line: dict[str, Any], what: str, step: bool = True, history: bool = True
+    ) -> None:
+        if step and history:
+            self._advance(node, line)
         self._apply_answer(node, line, what, self.procs[node].ask(line), step)
 
     def _apply_answer(self, node: int, line: dict[str, Any], what: str, answer, step: bool = True) -> None:
@@ -361,6 +398,10 @@ class Run:
         self.sync_sends |= rank.get("sync_sends") is True  # a hang may be one only where sends wait
         (self.polling.add if rank.get("polls") is True else self.polling.discard)(node)
         (self.lingering.add if rank.get("lingers") is True else self.lingering.discard)(node)
+        if isinstance(loops := rank.get("loops"), str):
+            self.loops[node] = loops[:16]
+        else:
+            self.loops.pop(node, None)
         if isinstance(spinning := rank.get("spinning"), str):
             self.spinning[node] = spinning[:100]
         else:

@@ -20,6 +20,7 @@ int ml_comm_members(MPI_Comm comm, int **members, const char *call); /* its size
 MPI_Comm ml_comm_create(MPI_Comm comm, int *members, int size, int me, const char *call);
 
 /* mpi.c */
+unsigned long ml_call_site(void); /* sites.c: where this thread is, the same in every run */
 void ml_lock(void); /* the library's lock */
 void ml_unlock(void);
 void ml_thread(const char *call); /* stops the run on a thread the library does not count */

@@ -97,6 +97,7 @@ typedef struct waiter {
     int sleeper;                         /* W_POLL after sleeps alone: woken when the rank is quiet */
     int spinner;                         /* W_POLL of a thread stopped running (busy.c) */
     int loop;                            /* W_POLL of a poll or timed wait, which a linger lets go round */
+    unsigned long site;                  /* a loop's: where it waits (sites.c), for the done's "loops" */
     long pause;                          /* W_PAUSE: its number; a wake ends the oldest */
     void *what; /* request, condition variable */
     pthread_t thread;
@@ -363,21 +364,38 @@ static pthread_mutex_t *wanted(int t) { /* a mutex thread t holds that another t
     return NULL;
 }
 
+/* Where this thread last waited in a loop of its own (sites.c), and the polls it may still go on
+ * after a linger's are spent, to wait there again: a loop of an MPI_Test and a usleep waits at
+ * either call, and a linger ending at the other would look like a loop left for another. */
+static __thread unsigned long waited_at;
+static __thread int homing;
+#define HOMING 256 /* more than one round of any loop's polls */
+
 /* A poll of a program's own loop (not one inside MPI_Waitany, MPI_Waitsome …, which never return
  * with nothing new) with nothing new, while the director lingers: it goes on instead of waiting. */
 static int lingers_on(void) {
     if (linger_left <= 0 || (calling && strncmp(calling, "MPI_", 4) == 0)) return 0;
     linger_left--;
+    homing = HOMING;
     return 1;
 }
 
+/* Once a linger's polls are spent, whether a thread at ``here`` (its poll's place, taken at the
+ * one place of its kind of poll that would wait) goes on round its loop to where it waited. */
+static int homes(unsigned long here) {
+    if (homing > 0 && --homing > 0 && here != waited_at) return 1;
+    homing = 0;
+    return 0;
+}
+
 static void poll_for(int sleeping) { /* a poll that found nothing: after POLLS with nothing new, wait */
+    unsigned long here;
     lock_L();
     if (sleeping) drain(); /* its lines so far: has it printed since its last poll? */
     if (!sleeping) polled_mpi = 1;
     if (gen != seen) {
         seen = gen;
-        unchanged = defers = 0;
+        unchanged = defers = homing = 0;
         jumps = 0;
         seen_lines = lines_out;
         printed_sleeps = 0;
@@ -400,8 +418,9 @@ static void poll_for(int sleeping) { /* a poll that found nothing: after POLLS w
         defers++; /* it goes on, to let go of what another thread waits for */
     } else if (unchanged >= POLLS && lingers_on()) {
         /* at rest: nothing arrives, its loop goes round (and may end by its count) */
-    } else if (unchanged >= POLLS) {
-        waiter w = {.kind = W_POLL, .sleeper = !polled_mpi, .loop = 1, .call = calling};
+    } else if (unchanged >= POLLS && !homes(here = ml_call_site())) {
+        waiter w = {.kind = W_POLL, .sleeper = !polled_mpi, .loop = 1, .call = calling, .site = here};
+        waited_at = here;
         block_on(&w);
         seen = gen;
         unchanged = defers = 0;
@@ -1516,6 +1535,7 @@ static void at_end(int status, void *unused) { /* main returned or exit was call
 }
 
 static int init(void) {
+    (void)ml_call_site(); /* backtrace's first call loads the unwinder (a dlopen): not under L */
     lock_L();
     if (initialized) fatal("MPI_Init called twice");
     while (rank_ < 0) {
@@ -1744,6 +1764,16 @@ static int lingers(void) {
     return 0;
 }
 
+/* Where the rank's threads wait in loops of their own: a digest of each one's number and place,
+ * whatever the order of the waiters (under L). A linger after which it is the same, and in which
+ * the rank said nothing, changed nothing the program can act on (docs/mpi.md#linger). */
+static unsigned long loops_digest(void) {
+    unsigned long digest = 0;
+    for (waiter *w = waiters; w; w = w->next)
+        if (in_own_loop(w)) digest += (w->site ^ (unsigned long)w->who) * 0x9E3779B97F4A7C15UL;
+    return digest;
+}
+
 static int spinning(void) { /* the lowest-numbered thread stopped running, not woken since, or -1 */
     int t = -1;
     for (waiter *w = waiters; w; w = w->next)
@@ -1778,7 +1808,9 @@ static void done_line(void) {
     char spun[80];
     snprintf(spun, sizeof spun, ",\"spinning\":\"rank %d's thread %d\"", rank_, t);
     if (t >= 0 && !finalized) k = with(line, k, sizeof line, spun); /* at rest, the director may give it a stretch */
-    if (!finalized && lingers()) k = with(line, k, sizeof line, ",\"lingers\":true"); /* at rest, a linger */
+    char loops[64];
+    snprintf(loops, sizeof loops, ",\"lingers\":true,\"loops\":\"%016lx\"", loops_digest());
+    if (!finalized && lingers()) k = with(line, k, sizeof line, loops); /* a linger may be given */
     put(line, (size_t)k);
 }
 
@@ -2187,11 +2219,13 @@ static int timed_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock, co
     real_mutex_unlock(m);
     mutex_released(m);
     int signalled = 0;
+    unsigned long here;
     if (gen != seen) {
         seen = gen;
-        unchanged = 0;
-    } else if (++unchanged >= POLLS && !lingers_on()) {
-        waiter w = {.kind = W_POLL, .what = c, .loop = 1, .call = "pthread_cond_timedwait"};
+        unchanged = homing = 0;
+    } else if (++unchanged >= POLLS && !lingers_on() && !homes(here = ml_call_site())) {
+        waiter w = {.kind = W_POLL, .what = c, .loop = 1, .call = "pthread_cond_timedwait", .site = here};
+        waited_at = here;
         block_on(&w);
         signalled = w.signalled;
         seen = gen;
