@@ -181,8 +181,9 @@ def test_a_shallow_ack_bug_missed_by_the_plain_search_is_found(cli, programs, mo
     found = run(cli, program, "--no-shrink")  # the default budget, 10,000 runs
     assert found.returncode == 1 and "[capacity] cs (capacity" in found.stdout, found.stdout
     runs = int(found.stdout.split("found by systematic: ")[1].split(" run")[0])
-    # docs/test-any-program.md#strategies (the MPI rank's landings: 32 where 18 before them)
-    assert runs == (314 if run is kmutex else 32), found.stdout
+    # docs/test-any-program.md#strategies (the MPI rank's landings: 32 where 18 before them; its
+    # lingers while other ranks move: 36)
+    assert runs == (314 if run is kmutex else 36), found.stdout
     monkeypatch.setattr(test_command, "Systematic", Plain)  # before: 2,000 runs and no finding
     plain = run(cli, program, "--no-shrink", "--runs", "2000")
     assert plain.returncode == 3 and "the budget ended before the search did" in plain.stdout, plain.stdout

@@ -15,7 +15,7 @@ def fake_play(shows):
     """``play`` on no program: the chooser is offered every step it asks for (``Lenient``'s
     queue), and the run has a finding of rule ``violation`` when ``shows(nodes, steps)``."""
 
-    def play(settings, pool, chooser, expected=None):
+    def play(settings, pool, chooser, expected=None, lingers=None):
         steps = []
         if isinstance(chooser, shrink.Lenient):
             while chooser.queue:
@@ -105,7 +105,7 @@ def fake_play_searching(shows, searched):
     that takes ``searched(nodes)``'s steps."""
     lenient = fake_play(shows)
 
-    def play(settings, pool, chooser, expected=None):
+    def play(settings, pool, chooser, expected=None, lingers=None):
         if isinstance(chooser, shrink.Lenient):
             return lenient(settings, pool, chooser, expected)
         steps = searched(settings.problem.nodes)
