@@ -61,6 +61,7 @@ int main(int argc, char **argv) {
 PROGRAMS = {
     "keeper": ("o19_keeper_timeout.c", []),
     "patient": ("o19_keeper_timeout.c", ["-DPATIENT"]),
+    "blocking": ("o19_keeper_timeout.c", ["-DBLOCKING"]),
     "silent-switch": ("silent_switch.c", []),
 }
 
@@ -85,8 +86,13 @@ def test_a_keeper_that_gives_up_on_a_slow_holder_is_found_and_replays(cli, progr
     assert {"do", "node", "id"} <= set(next(s for s in steps if s["do"] == "linger")), steps
     again = cli("replay", str(ce), "--mpi", programs["keeper"])
     assert again.returncode == 1 and "the recorded finding reproduced" in again.stdout, again.stdout
-    fixed = cli("replay", str(ce), "--mpi", programs["patient"])
+    fixed = cli("replay", str(ce), "--mpi", programs["patient"])  # polls there: it lingers
     assert fixed.returncode != 1 and "did NOT reproduce" in fixed.stdout, fixed.stdout
+    assert "passed over" not in fixed.stdout, fixed.stdout
+    # a fix that never polls: the recorded linger is nothing to it, and the replay says so
+    fixed = cli("replay", str(ce), "--json", "--mpi", programs["blocking"])
+    summary = json.loads(fixed.stdout)
+    assert fixed.returncode != 1 and summary["lingers_passed_over"] == 1, summary
 
 
 @pytest.mark.parametrize("np", ("2", "3", "4"))

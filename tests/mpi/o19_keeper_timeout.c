@@ -5,7 +5,8 @@
  * inside when the keeper enters: two inside at once, though no message is lost and every rank
  * answers in time by its own lights. Nothing is in flight while the keeper waits (the holder is
  * working): its loop gives up only if its loop is let go round while others still move.
- *   -DPATIENT  the keeper waits for the release however long it takes (no bug) */
+ *   -DPATIENT   the keeper waits for the release however long it takes (no bug)
+ *   -DBLOCKING  the same in one MPI_Recv, no loop of its own (no bug) */
 #include <mpi.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -16,6 +17,11 @@
 
 static int await_release(int holder) {
     int flag = 0, ms = 0, token;
+#ifdef BLOCKING
+    (void)ms;
+    MPI_Recv(&token, 1, MPI_INT, holder, RELEASE, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    flag = 1;
+#else
     MPI_Request req;
     MPI_Irecv(&token, 1, MPI_INT, holder, RELEASE, MPI_COMM_WORLD, &req);
 #ifdef PATIENT
@@ -34,6 +40,7 @@ static int await_release(int holder) {
         MPI_Request_free(&req);
         fprintf(stderr, "keeper: rank %d silent for %d ms, taken for dead\n", holder, ms);
     }
+#endif
     return flag;
 }
 

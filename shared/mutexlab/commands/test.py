@@ -394,6 +394,7 @@ def replay_program(args) -> int:
         "unfinished": replayed.unfinished(),  # nodes still waiting where the schedule ended
         "steps_left": replayed.steps_left(),  # steps still possible there, nobody waiting
         "wakes": {"added": replayed.woken, "passed_over": replayed.skipped},  # on another program
+        "lingers_passed_over": replayed.unlingered,
         "onward": replayed.onward,  # on another program: steps past the scenario's last, to its end
     }
     if as_json:

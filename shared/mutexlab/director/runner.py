@@ -141,6 +141,7 @@ class Replayed:
     diverged: int | None = None  # on another program: the first step it no longer allows
     woken: int = 0  # on another program: wakes played that the scenario has not (it paused there)
     skipped: int = 0  # on another program: the scenario's wakes of a node it did not pause
+    unlingered: int = 0  # on another program: the scenario's lingers of a rank not polling there
     onward: int = 0  # on another program: steps past the scenario's last, to the run's end
 
     def wakes_note(self) -> str:
@@ -153,6 +154,8 @@ class Replayed:
             )
         if self.skipped:
             said.append(f"{count(self.skipped, 'wake')} passed over: the rank did not pause there")
+        if self.unlingered:
+            said.append(f"{count(self.unlingered, 'linger')} passed over: the rank did not poll there")
         if self.onward:
             said.append(f"{count(self.onward, 'step')} more, in the default order, to the run's end")
         return f" (and {'; '.join(said)})" if said else ""
@@ -291,7 +294,14 @@ def replay(
     finding = outcome.finding
     if chooser.stuck is not None and not same:
         return Replayed(
-            outcome, finding, settings, chooser.stuck + 1, chooser.woken, chooser.skipped, chooser.onward
+            outcome,
+            finding,
+            settings,
+            chooser.stuck + 1,
+            woken=chooser.woken,
+            skipped=chooser.skipped,
+            onward=chooser.onward,
+            unlingered=chooser.unlingered,
         )
     if chooser.stuck is not None and (finding is None or finding.rule != NONDETERMINISTIC):
         kind, node, ident = scenario.steps[chooser.stuck]
@@ -304,5 +314,11 @@ def replay(
             chooser.stuck + 1,
         )
     return Replayed(
-        outcome, finding, settings, woken=chooser.woken, skipped=chooser.skipped, onward=chooser.onward
+        outcome,
+        finding,
+        settings,
+        woken=chooser.woken,
+        skipped=chooser.skipped,
+        onward=chooser.onward,
+        unlingered=chooser.unlingered,
     )

@@ -132,7 +132,7 @@ class Strict:
     or after the last, a paused node is woken first (``woken`` counts them, at most ``MAX_WAKES``
     more than the script's steps), as a program that paused where the other did not would have
     gone on within the step; a recorded wake of a node not paused, or linger of a rank not polling,
-    is passed over (``skipped``), a recorded linger of a rank whose loops wait elsewhere lingers it
+    is passed over (``skipped``, ``unlingered``), a recorded linger of a rank whose loops wait elsewhere lingers it
     there, and a recorded landing at a rank that does not poll there is its message's delivery. Past the
     script's last step, another program's run goes on in the default order (the first enabled
     step, ``onward`` counts them) to its end: a fix may need more steps than the program it was
@@ -146,14 +146,18 @@ class Strict:
         self.at = 0  # the script's next step
         self.woken = 0
         self.skipped = 0  # recorded wakes of a pause this program did not make
+        self.unlingered = 0  # recorded lingers of a rank this program does not poll in
         self.onward = 0  # steps past the script's last, in the default order (another program)
 
     def __call__(self, depth: int, enabled: list[Action]) -> Action | None:
         while self.wakes and self.at < len(self.script) and self.script[self.at][0] in ("wake", "linger"):
             if self.script[self.at] in enabled or _linger_of(self.script[self.at], enabled):
                 break
-            self.at += 1  # it did not pause (poll) there: the recorded wake (linger) is nothing to it
-            self.skipped += 1
+            if self.script[self.at][0] == "wake":
+                self.skipped += 1  # it did not pause there: the recorded wake is nothing to it
+            else:
+                self.unlingered += 1  # it does not poll there: nor is the recorded linger
+            self.at += 1
         step = self.script[self.at] if self.at < len(self.script) else None
         if step is not None and step in enabled:
             self.at += 1
