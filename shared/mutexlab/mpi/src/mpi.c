@@ -45,12 +45,19 @@ static int (*real_mutex_lock)(pthread_mutex_t *);
 static int (*real_mutex_trylock)(pthread_mutex_t *);
 static int (*real_mutex_unlock)(pthread_mutex_t *);
 
+/* The process ends now, no handler run: the library's own ends. A program's _exit is its own
+ * (below), which a rank that has ended well must not take. */
+static _Noreturn void end_now(int status) {
+    syscall(SYS_exit_group, status);
+    for (;;) pause();
+}
+
 void *ml_real(const char *name, const char *version) {
     void *f = version ? dlvsym(RTLD_NEXT, name, version) : NULL;
     if (!f) f = dlsym(RTLD_NEXT, name);
     if (!f) {
         fprintf(stderr, "mutexlab MPI: the C library has no %s\n", name);
-        _exit(70);
+        end_now(70);
     }
     return f;
 }
@@ -226,7 +233,7 @@ static void put(const char *s, size_t n) {
     while (n) {
         ssize_t w = write(out_fd, s, n);
         if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) _exit(0); /* the director is gone */
+        if (w <= 0) end_now(0); /* the director is gone */
         s += w;
         n -= (size_t)w;
     }
@@ -483,7 +490,7 @@ static int pause_asked(const char *ask, size_t n) { /* under L, which it lets go
         return 0;
     }
     put(ask, n);
-    if (!fgets(answer, sizeof answer, in)) _exit(0); /* the director is gone */
+    if (!fgets(answer, sizeof answer, in)) end_now(0); /* the director is gone */
     if (!strstr(answer, "\"pause\"")) {
         unlock_L();
         return 0;
@@ -536,7 +543,7 @@ __attribute__((noreturn)) static void die(int code, const char *fmt, va_list ap)
     fflush(stdout);
     drain();
     put(line, (size_t)k);
-    _exit(code);
+    end_now(code);
 }
 
 void ml_fatal(const char *fmt, ...) {
@@ -1525,7 +1532,7 @@ static void at_end(int status, void *unused) { /* main returned or exit was call
     lock_L();
     if (status != 0) { /* a failure: the director sees the rank end with it (a crash finding) */
         drain_all();
-        _exit(status);
+        end_now(status);
     }
     drain_all(); /* under mpirun the program's last words appear at its exit, newline or not */
     /* done: the rank stays, quiet, until the run ends and it is killed */
@@ -1533,6 +1540,19 @@ static void at_end(int status, void *unused) { /* main returned or exit was call
     block_on(&w);
     for (;;) real_cond_wait(&wake, &L);
 }
+
+/* A program may end by _exit or _Exit (after MPI_Finalize, past a detached thread still in a
+ * call): no on_exit handler runs, so the rank ended there — a crash to the director, where exit(0)
+ * leaves it quiet until the run ends. Both now end as exit does, in the rank's own process only
+ * (a forked child's _exit ends the child). */
+static pid_t rank_pid;
+
+void _exit(int status) {
+    if (initialized && getpid() == rank_pid) at_end(status, NULL);
+    end_now(status);
+}
+
+void _Exit(int status) { _exit(status); }
 
 static int init(void) {
     (void)ml_call_site(); /* backtrace's first call loads the unwinder (a dlopen): not under L */
@@ -1543,6 +1563,7 @@ static int init(void) {
         block_on(&w);
     }
     initialized = 1;
+    rank_pid = getpid();
     bump();
     unlock_L();
     on_exit(at_end, NULL);
@@ -1637,7 +1658,7 @@ int MPI_Abort(MPI_Comm comm, int code) {
     int k = snprintf(line, sizeof line, "{\"type\":\"log\",\"mpi_abort\":%d,\"last_words\":\"MPI_Abort with errorcode %d\"}\n",
                      code, code);
     put(line, (size_t)k);
-    _exit(code & 0xff ? code & 0xff : 1);
+    end_now(code & 0xff ? code & 0xff : 1);
 }
 
 int MPI_Get_processor_name(char *name, int *len) {
@@ -1951,7 +1972,7 @@ static void *director(void *unused) { /* one input line at a time; done once the
         done_line();
         unlock_L();
     }
-    _exit(0);
+    end_now(0);
 }
 
 __attribute__((constructor)) static void start(void) {
@@ -1966,12 +1987,12 @@ __attribute__((constructor)) static void start(void) {
     out_fd = dup(1);
     if (fd_in < 0 || out_fd < 0 || null < 0 || pipe(p) < 0) {
         perror("mutexlab MPI");
-        _exit(70);
+        end_now(70);
     }
     if (isatty(fd_in)) {
         fprintf(stderr, "this program was built with mutexlab mpicc: run it with `mutexlab test PROBLEM --mpi --np N "
                         "PROGRAM` (docs/mpi.md)\n");
-        _exit(2);
+        end_now(2);
     }
     dup2(null, 0);
     close(null);
@@ -1988,7 +2009,7 @@ __attribute__((constructor)) static void start(void) {
     pthread_t t;
     if (real_create(&t, NULL, director, NULL) != 0) {
         perror("mutexlab MPI");
-        _exit(70);
+        end_now(70);
     }
 }
 
