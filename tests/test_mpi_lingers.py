@@ -63,13 +63,16 @@ PROGRAMS = {
     "patient": ("o19_keeper_timeout.c", ["-DPATIENT"]),
     "blocking": ("o19_keeper_timeout.c", ["-DBLOCKING"]),
     "silent-switch": ("silent_switch.c", []),
+    "keeper-cv": ("o19_keeper_cv.cpp", []),
+    "patient-cv": ("o19_keeper_cv.cpp", ["-DPATIENT"]),
+    "patient-timed-cv": ("o19_keeper_cv.cpp", ["-DPATIENT_TIMED"]),
 }
 
 
 @pytest.fixture(scope="module")
 def programs(tmp_path_factory) -> Builds:
-    if shutil.which("gcc") is None:
-        missing("gcc is needed: mutexlab's MPI is built with it")
+    if shutil.which("gcc") is None or shutil.which("g++") is None:
+        missing("gcc and g++ are needed: mutexlab's MPI is built with them")
     out, cache = tmp_path_factory.mktemp("lingers"), shared_cache(tmp_path_factory)
     return Builds(PROGRAMS, out, cache, {"silent_switch.c": SILENT_SWITCH}, strict=True)
 
@@ -119,3 +122,17 @@ def test_a_loop_that_gives_up_silently_for_another_is_no_quiet_linger(cli, progr
               "--regex", CS, "--mpi", programs["silent-switch"])  # fmt: skip
     assert ran.returncode == 1 and "FINDING [deadlock]" in ran.stdout, ran.stdout + ran.stderr
     assert "linger 1" in ran.stdout and "rank 0 still polls in a loop of its own" in ran.stdout, ran.stdout
+
+
+def test_a_keeper_timing_out_on_a_condition_variable_is_found_and_its_fix_passes(cli, programs):
+    # C++: the keeper waits with std::condition_variable::wait_for for a listener thread to see
+    # the release; a timed wait is a poll, which a linger lets time out while the holder works
+    found = cli("test", "mutex", "--np", "3", "--entries", "1", "--strategy", "systematic", "--regex", CS,
+                "--mpi", programs["keeper-cv"])  # fmt: skip
+    assert found.returncode == 1 and "FINDING [violation]" in found.stdout, found.stdout + found.stderr
+    assert "linger 1" in found.stdout, found.stdout
+    for fix in ("patient-cv", "patient-timed-cv"):  # the second's timed waits linger, quietly
+        fixed = cli("test", "mutex", "--np", "3", "--entries", "1", "--strategy", "systematic", "--json",
+                    "--regex", CS, "--mpi", programs[fix])  # fmt: skip
+        summary = json.loads(fixed.stdout)
+        assert fixed.returncode == 0 and summary["exhaustive"] and summary["runs"] <= 6, summary
