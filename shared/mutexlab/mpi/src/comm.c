@@ -82,7 +82,12 @@ static comm_t *of_ctx_known(int ctx, int held) { /* held: the caller holds the l
 
 int ml_comm(MPI_Comm comm, const char *call) {
     ml_thread(call);
-    if (ml_phase() != 1) ml_fatal("%s called %s MPI_Init", call, ml_phase() ? "after MPI_Finalize, not before" : "before");
+    if (ml_phase() == 0) ml_fatal("%s called before MPI_Init", call);
+    /* after MPI_Finalize (a thread of the program's still at work): erroneous under MPI, which Open
+     * MPI and MPICH end the job for — the program's crash, in the schedule that led to it */
+    if (ml_phase() == 2)
+        ml_error(MPI_ERR_OTHER, "%s called after MPI_Finalize (MPI allows no call after it: Open MPI and MPICH "
+                 "abort the job)", call);
     ml_lock();
     comm_t *c = slot_of(comm);
     if (c == &comms[0]) world();
