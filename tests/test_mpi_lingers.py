@@ -58,11 +58,92 @@ int main(int argc, char **argv) {
 }
 """
 
+# The same, but the loop that gave up goes on at the very same line, for another tag: only what
+# its poll asks for tells it from the loop that went round.
+SAME_LINE_SWITCH = r"""
+#include <mpi.h>
+#include <stdio.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    int rank, x = 0, flag = 0, tags[2] = {1, 2}, which = 0;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) {
+        while (!flag) {
+            for (int polls = 0; !flag && (which == 1 || polls < 300); polls++) {
+                MPI_Iprobe(1, tags[which], MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+                if (!flag) usleep(1000);
+            }
+            which = 1;
+        }
+        MPI_Recv(&x, 1, MPI_INT, 1, MPI_ANY_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        printf("rank 0 enters\nrank 0 leaves\n");
+    } else {
+        printf("rank 1 enters\n");
+        fflush(stdout);
+        usleep(100000);
+        printf("rank 1 leaves\n");
+        fflush(stdout);
+        MPI_Send(&x, 1, MPI_INT, 0, 1, MPI_COMM_WORLD);
+    }
+    MPI_Finalize();
+    return 0;
+}
+"""
+
+# Two threads of rank 0 each poll for ever (main for rank 1's word, a helper for a word nobody
+# sends, until main tells it to stop): a linger wakes both, and both must wait again where they
+# waited for it to change nothing (before: lingers that never went quiet, a false no-rest).
+TWO_POLLERS = r"""
+#include <mpi.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <unistd.h>
+static volatile int stop;
+static void *helper(void *unused) {
+    (void)unused;
+    int flag = 0;
+    while (!flag && !stop) {
+        MPI_Iprobe(1, 9, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        usleep(500);
+    }
+    return NULL;
+}
+int main(int argc, char **argv) {
+    int provided, rank, x = 0, flag = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) {
+        pthread_t t;
+        pthread_create(&t, NULL, helper, NULL);
+        while (!flag) {
+            MPI_Iprobe(1, 1, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+            usleep(1000);
+        }
+        MPI_Recv(&x, 1, MPI_INT, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        stop = 1;
+        pthread_join(t, NULL);
+        printf("rank 0 enters\nrank 0 leaves\n");
+    } else {
+        printf("rank 1 enters\n");
+        fflush(stdout);
+        usleep(100000);
+        printf("rank 1 leaves\n");
+        fflush(stdout);
+        MPI_Send(&x, 1, MPI_INT, 0, 1, MPI_COMM_WORLD);
+    }
+    MPI_Finalize();
+    return 0;
+}
+"""
+
 PROGRAMS = {
     "keeper": ("o19_keeper_timeout.c", []),
     "patient": ("o19_keeper_timeout.c", ["-DPATIENT"]),
     "blocking": ("o19_keeper_timeout.c", ["-DBLOCKING"]),
     "silent-switch": ("silent_switch.c", []),
+    "same-line-switch": ("same_line_switch.c", []),
+    "two-pollers": ("two_pollers.c", []),
     "keeper-cv": ("o19_keeper_cv.cpp", []),
     "patient-cv": ("o19_keeper_cv.cpp", ["-DPATIENT"]),
     "patient-timed-cv": ("o19_keeper_cv.cpp", ["-DPATIENT_TIMED"]),
@@ -74,7 +155,17 @@ def programs(tmp_path_factory) -> Builds:
     if shutil.which("gcc") is None or shutil.which("g++") is None:
         missing("gcc and g++ are needed: mutexlab's MPI is built with them")
     out, cache = tmp_path_factory.mktemp("lingers"), shared_cache(tmp_path_factory)
-    return Builds(PROGRAMS, out, cache, {"silent_switch.c": SILENT_SWITCH}, strict=True)
+    return Builds(
+        PROGRAMS,
+        out,
+        cache,
+        {
+            "silent_switch.c": SILENT_SWITCH,
+            "same_line_switch.c": SAME_LINE_SWITCH,
+            "two_pollers.c": TWO_POLLERS,
+        },
+        strict=True,
+    )
 
 
 @pytest.mark.parametrize("strategy", ("random", "pct", "systematic"))
@@ -116,10 +207,12 @@ def test_a_patient_keeper_passes_random_and_pct(cli, programs):
         assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
 
 
-def test_a_loop_that_gives_up_silently_for_another_is_no_quiet_linger(cli, programs):
-    # giving up said and sent nothing; the loop it went on to waits elsewhere, for ever
+@pytest.mark.parametrize("name", ("silent-switch", "same-line-switch"))
+def test_a_loop_that_gives_up_silently_for_another_is_no_quiet_linger(cli, programs, name):
+    # giving up said and sent nothing; the loop it went on to waits elsewhere (or at the same line
+    # for another tag), for ever
     ran = cli("test", "mutex", "--np", "2", "--entries", "1", "--strategy", "systematic",
-              "--regex", CS, "--mpi", programs["silent-switch"])  # fmt: skip
+              "--regex", CS, "--mpi", programs[name])  # fmt: skip
     assert ran.returncode == 1 and "FINDING [deadlock]" in ran.stdout, ran.stdout + ran.stderr
     assert "linger 1" in ran.stdout and "rank 0 still polls in a loop of its own" in ran.stdout, ran.stdout
 
@@ -136,3 +229,12 @@ def test_a_keeper_timing_out_on_a_condition_variable_is_found_and_its_fix_passes
                     "--regex", CS, "--mpi", programs[fix])  # fmt: skip
         summary = json.loads(fixed.stdout)
         assert fixed.returncode == 0 and summary["exhaustive"] and summary["runs"] <= 6, summary
+
+
+def test_two_threads_polling_for_ever_linger_quietly(cli, programs):
+    for strategy in ("systematic", "pct", "random"):
+        ran = cli("test", "mutex", "--np", "2", "--entries", "1", "--strategy", strategy, "--runs", "30",
+                  "--json", "--regex", CS, "--mpi", programs["two-pollers"])  # fmt: skip
+        summary = json.loads(ran.stdout)
+        assert ran.returncode == 0 and summary["verdict"] == "PASS", summary
+        assert strategy != "systematic" or (summary["exhaustive"] and summary["runs"] <= 6), summary

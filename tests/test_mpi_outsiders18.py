@@ -214,7 +214,7 @@ def test_a_loop_that_gives_up_while_a_message_is_held_is_searched(cli, programs)
     ran = cli("test", "--strategy", "systematic", "--json", *args)
     summary = json.loads(ran.stdout)
     assert ran.returncode == 0 and summary["verdict"] == "PASS" and summary["exhaustive"], summary
-    assert summary["runs"] >= 2 and "give_up_untried" not in summary, summary  # the linger's branch ran
+    assert summary["runs"] >= 2, summary  # the linger's branch ran: 1 run without lingers
     ran = cli("test", "--runs", "3", "--json", *args)
     summary = json.loads(ran.stdout)
     assert ran.returncode == 0 and summary["verdict"] == "PASS" and "not_covered" not in summary, summary

@@ -272,7 +272,8 @@ def run(args) -> int:
     if searched.spinning:  # why: threads that kept running, not the audit (docs/mpi.md#busy)
         outcome["spinning"] = searched.spinning
     if isinstance(strategy, Systematic):
-        outcome["sleep_set_blocked"] = strategy.blocked  # runs stopped where every step slept
+        # runs stopped where every step slept, or at a linger that changed nothing (docs/mpi.md#linger)
+        outcome["sleep_set_blocked"] = strategy.blocked + strategy.lingers.stopped
         outcome["deviations_covered"] = strategy.covered  # every schedule with at most this many ran
     written = []
     if tested.finding is not None and tested.shown is not None:

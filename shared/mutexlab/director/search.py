@@ -132,6 +132,7 @@ def play(
             if run.quiet_linger and lingers is not None and diverged is None:
                 lingers.quiet.add(lingers.key(action))
                 if lingers.exact:
+                    lingers.stopped += 1
                     break  # only a count went up: the rest of the run is its siblings' (#linger)
         if diverged is not None:
             if diverged.node in run.procs:  # a line it wrote past its done explains the difference
@@ -172,7 +173,7 @@ def play(
         events = run.events if run is not None else []
         # The step the fault came in is the schedule's last (0: in answer to the first inits).
         if fault.fields.get("between"):  # the run before's doing: this run is played on fresh processes
-            again = play(settings, pool, chooser, expected)
+            again = play(settings, pool, chooser, expected, lingers)
             again.after_ended = from_fault(fault, 0)
             return again
         return Outcome(

@@ -36,6 +36,7 @@ class Lingers:
 
     exact: bool
     quiet: set[tuple[Any, ...]] = field(default_factory=set)
+    stopped: int = 0  # runs stopped at a quiet linger (``exact``), as equivalent to one searched
 
     def key(self, action: Action) -> tuple[Any, ...]:
         return action if self.exact else (action[1], action[2].partition(".")[0])

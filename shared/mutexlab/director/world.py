@@ -124,6 +124,7 @@ class Run:
         # id, the same for the same state of the rank in any run (its program is deterministic).
         self.history: dict[int, bytes] = {}
         self.quiet_linger = False  # the last step was a linger that changed nothing (docs/mpi.md#linger)
+        self.lingers_in_a_row: Counter[int] = Counter()  # linger steps of a rank since its last other input
         # MPI ranks with a thread stopped running with nothing new (docs/mpi.md#busy), by its words
         self.spinning: dict[int, str] = {}
         self.step = 0
@@ -168,7 +169,11 @@ class Run:
         if self.duplicates_left > 0:
             found += [("duplicate", m.dst, m.id) for m in self.delivered.values()]
         if found and self.lingering:  # not at rest: a loop of polls may give up before the rest comes
-            found += [("linger", n, self._linger_id(n)) for n in sorted(self.lingering)]
+            found += [
+                ("linger", n, self._linger_id(n))
+                for n in sorted(self.lingering)
+                if self.lingers_in_a_row[n] < LINGERS_AT_REST  # then its other inputs' turn
+            ]
         if self.problem.driven:  # after the deliveries: a first choice holds the resource long
             resource = self.problem.resource
             for node in sorted(self.names):
@@ -230,7 +235,9 @@ class Run:
         if node is None:
             return False
         stretched.add(node)
-        self._input(node, {"ns": int(STRETCH_SECONDS * 1e9), "type": "stretch"}, "stretch", step=False)
+        line = {"ns": int(STRETCH_SECONDS * 1e9), "type": "stretch"}
+        self._input(node, line, "stretch", step=False, history=False)
+        self._advance(node, line)  # the same schedule gives the same stretches: its history has it
         return True
 
     def linger(self, lingered: Counter[int]) -> bool:
@@ -243,10 +250,11 @@ class Run:
         )
         if node is None:
             return False
-        before = len(self.events)
-        self._input(node, {"polls": LINGER_POLLS, "type": "linger"}, "linger", step=False)
-        if len(self.events) > before:  # it said something: its loop gave up
+        before, line = len(self.events), {"polls": LINGER_POLLS, "type": "linger"}
+        self._input(node, line, "linger", step=False, history=False)
+        if len(self.events) > before:  # it said something: its loop gave up, its state is another
             lingered[node] += 1
+            self._advance(node, line)
         else:  # quiet: never again before the next step (negative: no count reaches it)
             lingered[node] = -1
         return True
@@ -362,6 +370,8 @@ class Run:
     ) -> None:
         if step and history:
             self._advance(node, line)
+        if step:
+            self.lingers_in_a_row[node] = self.lingers_in_a_row[node] + 1 if line["type"] == "linger" else 0
         self._apply_answer(node, line, what, self.procs[node].ask(line), step)
 
     def _apply_answer(self, node: int, line: dict[str, Any], what: str, answer, step: bool = True) -> None:

@@ -105,6 +105,7 @@ typedef struct waiter {
     int spinner;                         /* W_POLL of a thread stopped running (busy.c) */
     int loop;                            /* W_POLL of a poll or timed wait, which a linger lets go round */
     unsigned long site;                  /* a loop's: where it waits (sites.c), for the done's "loops" */
+    int lingered;                        /* W_POLL woken by a linger: it goes on round to where it waited */
     long pause;                          /* W_PAUSE: its number; a wake ends the oldest */
     void *what; /* request, condition variable */
     pthread_t thread;
@@ -376,6 +377,13 @@ static pthread_mutex_t *wanted(int t) { /* a mutex thread t holds that another t
  * either call, and a linger ending at the other would look like a loop left for another. */
 static __thread unsigned long waited_at;
 static __thread int homing;
+/* What this thread's last poll with nothing new asked for (a probe's source, tag and
+ * communicator; a test's requests), kept through its sleeps: a loop that gave up and polls again
+ * at the same line for another peer or tag, sleeping between, waits at another place. */
+static __thread unsigned long poll_args;
+/* Requests made and messages sent by the rank: a loop that gave up and posted another receive
+ * (or cancelled and freed one, then posted anew) is another loop (the done's "loops"). */
+static long made;
 #define HOMING 256 /* more than one round of any loop's polls */
 
 /* A poll of a program's own loop (not one inside MPI_Waitany, MPI_Waitsome …, which never return
@@ -389,6 +397,10 @@ static int lingers_on(void) {
 
 /* Once a linger's polls are spent, whether a thread at ``here`` (its poll's place, taken at the
  * one place of its kind of poll that would wait) goes on round its loop to where it waited. */
+static unsigned long place(void) { /* where this thread's poll is, with what it asked for */
+    return ml_call_site() ^ (poll_args * 0x9E3779B97F4A7C15UL);
+}
+
 static int homes(unsigned long here) {
     if (homing > 0 && --homing > 0 && here != waited_at) return 1;
     homing = 0;
@@ -425,10 +437,11 @@ static void poll_for(int sleeping) { /* a poll that found nothing: after POLLS w
         defers++; /* it goes on, to let go of what another thread waits for */
     } else if (unchanged >= POLLS && lingers_on()) {
         /* at rest: nothing arrives, its loop goes round (and may end by its count) */
-    } else if (unchanged >= POLLS && !homes(here = ml_call_site())) {
+    } else if (unchanged >= POLLS && !homes(here = place())) {
         waiter w = {.kind = W_POLL, .sleeper = !polled_mpi, .loop = 1, .call = calling, .site = here};
         waited_at = here;
         block_on(&w);
+        homing = w.lingered ? HOMING : 0; /* when the linger's polls are spent, back to here */
         seen = gen;
         unchanged = defers = 0;
         jumps = 0;
@@ -729,6 +742,7 @@ static int new_request(void) { /* under L */
         if (!reqs[i].used) {
             memset(&reqs[i], 0, sizeof reqs[i]);
             reqs[i].used = 1;
+            made++;
             next = i + 1;
             return i;
         }
@@ -865,6 +879,18 @@ int MPI_Waitall(int count, MPI_Request handles[], MPI_Status statuses[]) {
     return MPI_SUCCESS;
 }
 
+/* What a test of these requests asks for (under L): a loop testing a receive for another peer or
+ * tag, in the same slot, polls for something else. */
+static unsigned long asked(int count, const MPI_Request *handles) {
+    unsigned long args = (unsigned long)count;
+    for (int i = 0; i < count; i++)
+        if (!inactive(handles[i])) {
+            const request *r = &reqs[handles[i]];
+            args = args * 1000003 + (unsigned long)(((r->recv * 131 + r->src) * 8191 + r->tag) * 524287 + r->ctx * 31 + r->dest);
+        }
+    return args;
+}
+
 int MPI_Test(MPI_Request *handle, int *flag, MPI_Status *status) {
     if (inactive_now(*handle, status)) {
         *flag = 1;
@@ -876,6 +902,7 @@ int MPI_Test(MPI_Request *handle, int *flag, MPI_Status *status) {
     lock_L();
     *flag = r->done;
     if (r->done) finish(handle, status);
+    else poll_args = asked(1, handle);
     unlock_L();
     if (!*flag) poll_point();
     return MPI_SUCCESS;
@@ -1168,6 +1195,8 @@ int MPI_Testall(int count, MPI_Request handles[], int *flag, MPI_Status statuses
             else if (st != MPI_STATUS_IGNORE)
                 *st = (MPI_Status){MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0};
         }
+    else
+        poll_args = asked(count, handles);
     unlock_L();
     if (!*flag) poll_point();
     return MPI_SUCCESS;
@@ -1199,6 +1228,7 @@ static int some(int count, MPI_Request handles[], int *outcount, int indices[], 
         int active;
         lock_L();
         *outcount = finish_all_done(count, handles, indices, statuses, &active);
+        if (*outcount == 0 && !wait) poll_args = asked(count, handles);
         unlock_L();
         if (*outcount != 0) return MPI_SUCCESS;
         if (!wait) { /* MPI_Testsome: a poll of the program's own loop, which may end by a count */
@@ -1229,6 +1259,7 @@ int MPI_Testany(int count, MPI_Request handles[], int *index, int *flag, MPI_Sta
     lock_L();
     *index = finish_first_done(count, handles, status, &active);
     *flag = *index != MPI_UNDEFINED || !active; /* none active: MPI says flag true, index MPI_UNDEFINED */
+    if (!*flag) poll_args = asked(count, handles);
     unlock_L();
     if (!*flag) poll_point();
     return MPI_SUCCESS;
@@ -1425,6 +1456,7 @@ static int probe(int source, int tag, MPI_Comm comm, int block, MPI_Status *stat
         probe_status(m, status);
         if (message) take_matched(m, message);
     }
+    if (!m) poll_args = ((unsigned long)(unsigned)source * 131 + (unsigned)tag) * 524287 + (unsigned)ctx;
     unlock_L();
     if (!m) poll_point();
     return m != NULL;
@@ -1525,10 +1557,15 @@ int MPI_Barrier(MPI_Comm comm) { /* every rank tells rank 0, which answers all w
 }
 
 /* -- the rank's life ------------------------------------------------------------------- */
-static void at_end(int status, void *unused) { /* main returned or exit was called */
-    (void)unused;
-    ml_sync_stdout();
-    fflush(NULL);
+static pid_t rank_pid; /* the rank's process (a forked child's exit is the child's own) */
+
+/* main returned, exit was called (``flush``) or _exit (no stdio buffer written, as under any MPI) */
+static void ended(int status, int flush) {
+    if (getpid() != rank_pid) return; /* a forked child ends as it would anywhere */
+    if (flush) {
+        ml_sync_stdout();
+        fflush(NULL);
+    }
     lock_L();
     if (status != 0) { /* a failure: the director sees the rank end with it (a crash finding) */
         drain_all();
@@ -1541,14 +1578,17 @@ static void at_end(int status, void *unused) { /* main returned or exit was call
     for (;;) real_cond_wait(&wake, &L);
 }
 
+static void at_end(int status, void *unused) {
+    (void)unused;
+    ended(status, 1);
+}
+
 /* A program may end by _exit or _Exit (after MPI_Finalize, past a detached thread still in a
  * call): no on_exit handler runs, so the rank ended there — a crash to the director, where exit(0)
- * leaves it quiet until the run ends. Both now end as exit does, in the rank's own process only
- * (a forked child's _exit ends the child). */
-static pid_t rank_pid;
-
+ * leaves it quiet until the run ends. Both now end as exit does (its stdio buffers unwritten, as
+ * _exit leaves them), in the rank's own process only (a forked child's _exit ends the child). */
 void _exit(int status) {
-    if (initialized && getpid() == rank_pid) at_end(status, NULL);
+    if (initialized && !in_L) ended(status, 0); /* not from a handler that interrupted the library */
     end_now(status);
 }
 
@@ -1789,7 +1829,7 @@ static int lingers(void) {
  * whatever the order of the waiters (under L). A linger after which it is the same, and in which
  * the rank said nothing, changed nothing the program can act on (docs/mpi.md#linger). */
 static unsigned long loops_digest(void) {
-    unsigned long digest = 0;
+    unsigned long digest = (unsigned long)made * 0xC2B2AE3D27D4EB4FUL;
     for (waiter *w = waiters; w; w = w->next)
         if (in_own_loop(w)) digest += (w->site ^ (unsigned long)w->who) * 0x9E3779B97F4A7C15UL;
     return digest;
@@ -1909,7 +1949,10 @@ static void *director(void *unused) { /* one input line at a time; done once the
             linger_left = json_long(line, "\"polls\":", 0); /* at rest: its own loops go round */
             if (linger_left <= 0) fatal("a linger line without its \"polls\" (the director's count for it)");
             for (waiter *w = waiters; w; w = w->next)
-                if (in_own_loop(w)) unblock(w);
+                if (in_own_loop(w)) {
+                    w->lingered = 1;
+                    unblock(w);
+                }
             real_cond_broadcast(&wake);
         } else if (strstr(line, "\"type\":\"recv\"") && strstr(line, "\"rma\":")) {
             ml_rma_arrive(line, (int)json_long(line, "\"from\":", 0) - first_); /* one-sided: rma.c */
@@ -2118,7 +2161,8 @@ static void wake_holder(pthread_mutex_t *m) { /* its holder, polling with nothin
 
 int pthread_mutex_lock(pthread_mutex_t *m) {
     resolve();
-    if (self < 0) return real_mutex_lock(m);
+    /* in_L: the C library's own lock, taken inside the library's work (the unwinder sites.c calls) */
+    if (self < 0 || in_L) return real_mutex_lock(m);
     for (;;) {
         int yield = 0;
         if (handed == m) { /* it let go of m for a waiter: has that one taken it? */
@@ -2139,7 +2183,7 @@ int pthread_mutex_lock(pthread_mutex_t *m) {
 int pthread_mutex_unlock(pthread_mutex_t *m) {
     resolve();
     int rc = real_mutex_unlock(m);
-    if (self >= 0) {
+    if (self >= 0 && !in_L) {
         lock_L();
         if (handing[self] == m) handing[self] = NULL, handed = m;
         mutex_released(m);
@@ -2244,10 +2288,11 @@ static int timed_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock, co
     if (gen != seen) {
         seen = gen;
         unchanged = homing = 0;
-    } else if (++unchanged >= POLLS && !lingers_on() && !homes(here = ml_call_site())) {
+    } else if (++unchanged >= POLLS && !lingers_on() && !homes(here = place())) {
         waiter w = {.kind = W_POLL, .what = c, .loop = 1, .call = "pthread_cond_timedwait", .site = here};
         waited_at = here;
         block_on(&w);
+        homing = w.lingered ? HOMING : 0;
         signalled = w.signalled;
         seen = gen;
         unchanged = 0;

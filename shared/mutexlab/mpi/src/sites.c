@@ -3,8 +3,9 @@
  * digest in every run whatever the address-space layout. The director lets such a loop go round
  * with nothing arriving (a linger); a loop that gave up for another loop, or for the same loop
  * called from elsewhere, waits at another place, so an unchanged digest and no word said show
- * that the linger changed nothing the program can act on. Taken only when a thread starts to
- * wait (after its polls with nothing new), never on every poll. */
+ * that the linger changed nothing the program can act on. Taken only where a thread would wait
+ * (after its polls with nothing new), and on each poll of its way back after a linger (256 at
+ * most), never on a poll that goes on by itself. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <execinfo.h>
