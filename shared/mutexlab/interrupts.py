@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 SIGTERM_EXIT = 143  # 128 + SIGTERM
@@ -40,3 +43,30 @@ def raise_on_sigterm(code: int = SIGTERM_EXIT) -> Any:
         raise Terminated(code)
 
     return signal.signal(signal.SIGTERM, stop)
+
+
+@contextmanager
+def held() -> Iterator[None]:
+    """Ctrl-C and SIGTERM held back while the block runs, then acted on as they came (the first):
+    a process started and not yet named to the watcher would be left behind by a stop between
+    the two. In the main thread only (where Python runs its handlers); elsewhere, as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    came: list[tuple[int, Any]] = []
+    kinds = (signal.SIGINT, signal.SIGTERM)
+    before: dict[int, Any] = {
+        kind: signal.signal(kind, lambda signum, frame: came.append((signum, frame))) for kind in kinds
+    }
+    try:
+        yield
+    finally:
+        for kind, handler in before.items():
+            signal.signal(kind, handler)
+        if came:
+            signum, frame = came[0]
+            handler = before[signum]
+            if callable(handler):
+                handler(signum, frame)
+            elif handler == signal.SIG_DFL:
+                os.kill(os.getpid(), signum)

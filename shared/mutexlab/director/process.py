@@ -24,7 +24,7 @@ import threading
 import time
 from typing import Any
 
-from .. import watcher
+from .. import interrupts, watcher
 from . import tree
 from .ending import how_ended, last_lines, missing_script, never_ran
 from .lines import (
@@ -83,18 +83,19 @@ class NodeProcess:
         self.command, self.argv = argv[0], argv
         if tree.dying_with_parent(argv) != argv and shutil.which(argv[0]) is None:  # the launcher would fail
             raise NodeFault(START, node, f"cannot start {argv[0]!r}: not found or not executable")
-        try:
-            self.proc = subprocess.Popen(
-                tree.dying_with_parent(argv),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-                bufsize=0,
-            )
-        except OSError as exc:
-            raise NodeFault(START, node, f"cannot start {argv[0]!r}: {exc.strerror or exc}") from None
-        watcher.watch(self.proc.pid)  # its group: killed by the watcher if this process dies first
+        with interrupts.held():  # a stop between the start and the watch would leave the node behind
+            try:
+                self.proc = subprocess.Popen(
+                    tree.dying_with_parent(argv),
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    start_new_session=True,
+                    bufsize=0,
+                )
+            except OSError as exc:
+                raise NodeFault(START, node, f"cannot start {argv[0]!r}: {exc.strerror or exc}") from None
+            watcher.watch(self.proc.pid)  # its group: killed by the watcher if this process dies first
         assert self.proc.stdin is not None and self.proc.stdout is not None and self.proc.stderr is not None
         self.stdin, self.out = self.proc.stdin.fileno(), self.proc.stdout.fileno()
         os.set_blocking(self.stdin, False)  # a node that stops reading is a stall, not a hang
