@@ -161,7 +161,7 @@ def test_philosophers_polling_testsome_pass(cli, programs):
               "--mpi", programs["philo"], "2")  # fmt: skip
     assert ran.returncode == 0 and "PASS" in ran.stdout, ran.stdout + ran.stderr
     # one meal each: a rank that polls while messages queue for it has many more schedules with
-    # landings (docs/mpi.md#landings) and lingers: two meals each pass 10,000, one is 2,285
+    # landings (docs/mpi.md#landings) and lingers: two meals each pass 10,000, one is 813
     ran = cli("test", "philosophers", "--np", "2", "--entries", "1", "--strategy", "systematic",
               "--regex", PHILO_REGEX, "--mpi", programs["philo"], "1")  # fmt: skip
     assert ran.returncode == 0 and "searched exhaustively" in ran.stdout, ran.stdout + ran.stderr

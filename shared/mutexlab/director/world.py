@@ -125,6 +125,7 @@ class Run:
         self.history: dict[int, bytes] = {}
         self.quiet_linger = False  # the last step was a linger that changed nothing (docs/mpi.md#linger)
         self.lingers_in_a_row: Counter[int] = Counter()  # linger steps of a rank since its last other input
+        self.landed: set[int] = set()  # MPI ranks a message landed for since their last other input
         # MPI ranks with a thread stopped running with nothing new (docs/mpi.md#busy), by its words
         self.spinning: dict[int, str] = {}
         self.step = 0
@@ -172,7 +173,9 @@ class Run:
             found += [
                 ("linger", n, self._linger_id(n))
                 for n in sorted(self.lingering)
-                if self.lingers_in_a_row[n] < LINGERS_AT_REST  # then its other inputs' turn
+                # at most LINGERS_AT_REST in a row, then its other inputs' turn; none while messages
+                # landed for it (they would arrive with it: a delivery in place of the landing is that)
+                if self.lingers_in_a_row[n] < LINGERS_AT_REST and n not in self.landed
             ]
         if self.problem.driven:  # after the deliveries: a first choice holds the resource long
             resource = self.problem.resource
@@ -372,6 +375,7 @@ class Run:
             self._advance(node, line)
         if step:
             self.lingers_in_a_row[node] = self.lingers_in_a_row[node] + 1 if line["type"] == "linger" else 0
+            (self.landed.add if line.get("land") else self.landed.discard)(node)
         self._apply_answer(node, line, what, self.procs[node].ask(line), step)
 
     def _apply_answer(self, node: int, line: dict[str, Any], what: str, answer, step: bool = True) -> None:
