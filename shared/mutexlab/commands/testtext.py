@@ -7,6 +7,7 @@ from typing import Any
 
 from ..director import runner
 from ..director.judge import finalize_words
+from ..director.scenario import step_text
 from ..words import count
 
 
@@ -124,16 +125,11 @@ SHOWN_STEPS = 10  # a long schedule's text: its first and last this many steps (
 def _schedule(steps) -> str:
     """The steps, a long list's middle elided and counted (a no-rest run has thousands)."""
     if len(steps) <= 3 * SHOWN_STEPS:
-        return ", ".join(_step(s) for s in steps)
-    first = ", ".join(_step(s) for s in steps[:SHOWN_STEPS])
-    last = ", ".join(_step(s) for s in steps[-SHOWN_STEPS:])
+        return ", ".join(step_text(s) for s in steps)
+    first = ", ".join(step_text(s) for s in steps[:SHOWN_STEPS])
+    last = ", ".join(step_text(s) for s in steps[-SHOWN_STEPS:])
     elided = count(len(steps) - 2 * SHOWN_STEPS, "step")
     return f"{first}, … {elided} elided (--json or --counterexample has them all) …, {last}"
-
-
-def _step(step) -> str:
-    kind, node, ident = step
-    return f"{kind} {ident}→{node}" if ident and kind != "linger" else f"{kind} {node}"
 
 
 # A rank's timeout loop jumps mutexlab's clock (src/mpi.c, poll_point) so that its deadline passes

@@ -28,7 +28,7 @@ from .judge import (
 from .lines import CRASHED
 from .problem import make_problem
 from .process import TEST_START_TIMEOUT, Pool
-from .scenario import ProgramScenario, program_files
+from .scenario import ProgramScenario, program_files, step_text
 from .search import END_GRACE, MAX_STEPS, Outcome, Searched, Settings, play, search
 from .shrink import Shrinker, Strict
 from .world import LATE_GRACE
@@ -180,10 +180,7 @@ class Replayed:
             return []
         if outcome.verdict is None or outcome.verdict.exit_code != 0:
             return []
-        return [
-            f"{kind} {ident}→{node}" if ident and kind != "linger" else f"{kind} {node}"
-            for kind, node, ident in outcome.left
-        ]
+        return [step_text(step) for step in outcome.left]
 
     def judged(self) -> Verdict | None:
         """The audit's verdict with each node the schedule left waiting (``unfinished``) as an

@@ -95,6 +95,13 @@ def to_dict(settings: Settings, outcome: Outcome, finding: Finding | None) -> di
     } | ({"end_grace": settings.end_grace} if settings.end_grace else {})
 
 
+def step_text(action: Action) -> str:
+    """A step as a schedule shows it: ``deliver node-1#3→2``, ``wake 2``, ``linger 1`` (a linger's
+    id says the rank's state, nothing a reader needs)."""
+    kind, node, ident = action
+    return f"{kind} {ident}→{node}" if ident and kind != "linger" else f"{kind} {node}"
+
+
 def _step(action: Action) -> dict[str, Any]:
     kind, node, ident = action
     return {"do": kind, "node": node, **({"id": ident} if ident else {})}
