@@ -21,11 +21,27 @@ from test_mpi import Builds, shared_cache
 
 CS = "(?P<enter>enters)|(?P<exit>leaves)"
 
+# Every program's rank 1 (its main's other branch, to the end): it works inside a while, then
+# sends rank 0 its word (tag 1).
+HOLDER = r"""
+        printf("rank 1 enters\n");
+        fflush(stdout);
+        usleep(100000);
+        printf("rank 1 leaves\n");
+        fflush(stdout);
+        MPI_Send(&x, 1, MPI_INT, 0, 1, MPI_COMM_WORLD);
+    }
+    MPI_Finalize();
+    return 0;
+}
+""".lstrip("\n")
+
 # Rank 0 waits a while for rank 1's READY, which rank 1 sends once it has worked inside; a rank 0
 # that gave up goes silently on to wait, for ever, for a word nobody sends: it never enters. The
 # giving up says nothing and sends nothing: only where rank 0's loop waits tells it from a loop
 # that went round (a search that took that linger for one that changed nothing missed it).
-SILENT_SWITCH = r"""
+SILENT_SWITCH = (
+    r"""
 #include <mpi.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -46,21 +62,14 @@ int main(int argc, char **argv) {
         MPI_Recv(&x, 1, MPI_INT, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         printf("rank 0 enters\nrank 0 leaves\n");
     } else {
-        printf("rank 1 enters\n");
-        fflush(stdout);
-        usleep(100000);
-        printf("rank 1 leaves\n");
-        fflush(stdout);
-        MPI_Send(&x, 1, MPI_INT, 0, 1, MPI_COMM_WORLD);
-    }
-    MPI_Finalize();
-    return 0;
-}
 """
+    + HOLDER
+)
 
 # The same, but the loop that gave up goes on at the very same line, for another tag: only what
 # its poll asks for tells it from the loop that went round.
-SAME_LINE_SWITCH = r"""
+SAME_LINE_SWITCH = (
+    r"""
 #include <mpi.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -79,22 +88,15 @@ int main(int argc, char **argv) {
         MPI_Recv(&x, 1, MPI_INT, 1, MPI_ANY_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         printf("rank 0 enters\nrank 0 leaves\n");
     } else {
-        printf("rank 1 enters\n");
-        fflush(stdout);
-        usleep(100000);
-        printf("rank 1 leaves\n");
-        fflush(stdout);
-        MPI_Send(&x, 1, MPI_INT, 0, 1, MPI_COMM_WORLD);
-    }
-    MPI_Finalize();
-    return 0;
-}
 """
+    + HOLDER
+)
 
 # Two threads of rank 0 each poll for ever (main for rank 1's word, a helper for a word nobody
 # sends, until main tells it to stop): a linger wakes both, and both must wait again where they
 # waited for it to change nothing (before: lingers that never went quiet, a false no-rest).
-TWO_POLLERS = r"""
+TWO_POLLERS = (
+    r"""
 #include <mpi.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -125,17 +127,9 @@ int main(int argc, char **argv) {
         pthread_join(t, NULL);
         printf("rank 0 enters\nrank 0 leaves\n");
     } else {
-        printf("rank 1 enters\n");
-        fflush(stdout);
-        usleep(100000);
-        printf("rank 1 leaves\n");
-        fflush(stdout);
-        MPI_Send(&x, 1, MPI_INT, 0, 1, MPI_COMM_WORLD);
-    }
-    MPI_Finalize();
-    return 0;
-}
 """
+    + HOLDER
+)
 
 PROGRAMS = {
     "keeper": ("o19_keeper_timeout.c", []),
