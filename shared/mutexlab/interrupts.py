@@ -7,7 +7,7 @@ the exit code its catcher returns (143 = 128 + SIGTERM, as a shell reports it; a
 service 0). Not ``SystemExit``: a solution's handler running when it comes would take it for its
 own ``sys.exit()`` (a finding, ``protocol.py``), and the process would go on until SIGKILL.
 
-Imported before anything else of mutexlab's (``__main__``): signal and os only."""
+Imported before anything else of mutexlab's (``__main__``): the standard library only."""
 
 from __future__ import annotations
 
@@ -49,7 +49,10 @@ def raise_on_sigterm(code: int = SIGTERM_EXIT) -> Any:
 def held() -> Iterator[None]:
     """Ctrl-C and SIGTERM held back while the block runs, then acted on as they came (the first):
     a process started and not yet named to the watcher would be left behind by a stop between
-    the two. In the main thread only (where Python runs its handlers); elsewhere, as it is."""
+    the two (``director.process``), a compiled module's import would fail with the exception
+    (``__main__``). Their handlers are swapped, not their mask: a mask would pass to a child
+    started meanwhile, its signals blocked for its life. In the main thread only (where Python
+    runs its handlers); elsewhere, as it is."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
