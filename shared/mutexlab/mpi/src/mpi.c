@@ -401,6 +401,14 @@ static unsigned long place(void) { /* where this thread's poll is, with what it 
     return ml_call_site() ^ (poll_args * 0x9E3779B97F4A7C15UL);
 }
 
+/* A thread of a loop of its own waits at its place (under L); woken by a linger, it goes home
+ * once the linger's polls are spent. */
+static void wait_in_loop(waiter *w) {
+    waited_at = w->site;
+    block_on(w);
+    homing = w->lingered ? HOMING : 0;
+}
+
 static int homes(unsigned long here) {
     if (homing > 0 && --homing > 0 && here != waited_at) return 1;
     homing = 0;
@@ -439,9 +447,7 @@ static void poll_for(int sleeping) { /* a poll that found nothing: after POLLS w
         /* at rest: nothing arrives, its loop goes round (and may end by its count) */
     } else if (unchanged >= POLLS && !homes(here = place())) {
         waiter w = {.kind = W_POLL, .sleeper = !polled_mpi, .loop = 1, .call = calling, .site = here};
-        waited_at = here;
-        block_on(&w);
-        homing = w.lingered ? HOMING : 0; /* when the linger's polls are spent, back to here */
+        wait_in_loop(&w);
         seen = gen;
         unchanged = defers = 0;
         jumps = 0;
@@ -2290,9 +2296,7 @@ static int timed_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock, co
         unchanged = homing = 0;
     } else if (++unchanged >= POLLS && !lingers_on() && !homes(here = place())) {
         waiter w = {.kind = W_POLL, .what = c, .loop = 1, .call = "pthread_cond_timedwait", .site = here};
-        waited_at = here;
-        block_on(&w);
-        homing = w.lingered ? HOMING : 0;
+        wait_in_loop(&w);
         signalled = w.signalled;
         seen = gen;
         unchanged = 0;
