@@ -338,8 +338,8 @@ def unsupported(found: list[str]) -> str:
 
 
 # Which page says more about why a rank stopped: a call or datatype outside the subset, one of
-# the library's limits, a thread it cannot count; else (MPI_Bsend without a buffer, MPI_Init
-# twice: the program's mistake under any MPI) the page itself.
+# the library's limits, a thread it cannot count; else (MPI_Buffer_detach with none attached:
+# a mistake the MPIs answer differently) the page itself.
 _EXPLAINED = (
     (
         (

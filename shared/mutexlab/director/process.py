@@ -405,12 +405,13 @@ class NodeProcess:
             if message["type"] == "init" and self.reusable
             else ""
         )
-        words = f" (its last words: {self.last_words})" if self.last_words else ""
         tail = self.stderr_tail() if code is not None else ""
         # what it wrote and nobody read, ended before its input was (a usage message, then exit 2):
-        # a bad first line is the fault it is when read in time (first_words), whichever came first
+        # a bad first line is the fault it is when read in time (first_words), whichever came first;
+        # its log lines are heeded on the way (last words said before its first answer)
         fresh = not self.heard
         left = self.unread().split(b"\n", 1)[0] if code is not None and not self.eof else b""
+        words = f" (its last words: {self.last_words})" if self.last_words else ""
         if left and fresh:
             try:
                 parse(left, self.node, self.peers)

@@ -82,11 +82,12 @@ static comm_t *of_ctx_known(int ctx, int held) { /* held: the caller holds the l
 
 int ml_comm(MPI_Comm comm, const char *call) {
     ml_thread(call);
-    if (ml_phase() == 0) ml_fatal("%s called before MPI_Init", call);
+    if (ml_phase() == 0) ml_error(MPI_ERR_OTHER, "MPI_ERR_OTHER: %s called before MPI_Init", call);
     /* after MPI_Finalize (a thread of the program's still at work): erroneous under MPI, which Open
      * MPI and MPICH end the job for — the program's crash, in the schedule that led to it */
     if (ml_phase() == 2)
-        ml_error(MPI_ERR_OTHER, "%s called after MPI_Finalize (MPI allows no call after it: Open MPI and MPICH "
+        ml_error(MPI_ERR_OTHER, "MPI_ERR_OTHER: %s called after MPI_Finalize (MPI allows no call after it: Open "
+                 "MPI and MPICH "
                  "abort the job)", call);
     ml_lock();
     comm_t *c = slot_of(comm);
@@ -135,7 +136,7 @@ int ml_comm_members(MPI_Comm comm, int **members, const char *call) {
     comm_t *c = slot_of(comm);
     if (!c) { /* freed by another thread since ml_comm looked: the program's error */
         ml_unlock();
-        ml_fatal("%s on a communicator another thread freed meanwhile (%d)", call, comm);
+        ml_error(MPI_ERR_COMM, "MPI_ERR_COMM: %s on a communicator another thread freed meanwhile (%d)", call, comm);
     }
     int size = c->size;
     *members = malloc(sizeof(int) * (size_t)(size > 0 ? size : 1));
@@ -211,7 +212,8 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *out) {
 int MPI_Comm_free(MPI_Comm *comm) {
     ml_comm(*comm, "MPI_Comm_free");
     if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
-        ml_fatal("MPI_Comm_free of %s", *comm == MPI_COMM_WORLD ? "MPI_COMM_WORLD" : "MPI_COMM_SELF");
+        ml_error(MPI_ERR_COMM, "MPI_ERR_COMM: MPI_Comm_free of %s",
+                 *comm == MPI_COMM_WORLD ? "MPI_COMM_WORLD" : "MPI_COMM_SELF");
     ml_errhandler_forget(ml_comm(*comm, "MPI_Comm_free"));
     ml_topo_forget(*comm);
     ml_lock();

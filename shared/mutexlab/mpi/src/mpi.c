@@ -799,7 +799,7 @@ static int post(void *buf, long capacity, MPI_Datatype type, int src, int tag, i
 static request *request_of(MPI_Request *handle, const char *call) {
     if (*handle <= 0 || *handle >= REQUESTS || !reqs[*handle].used) {
         lock_L();
-        fatal("%s of a request that is not active (%d)", call, *handle);
+        fatal_error(MPI_ERR_REQUEST, "MPI_ERR_REQUEST: %s of a request that is not active (%d)", call, *handle);
     }
     return &reqs[*handle];
 }
@@ -1371,7 +1371,9 @@ static void *bsend_buffer;
 
 int MPI_Buffer_attach(void *buffer, int size) {
     lock_L();
-    if (bsend_size >= 0) fatal("MPI_Buffer_attach while a buffer is attached (MPI allows one at a time)");
+    if (bsend_size >= 0)
+        fatal_error(MPI_ERR_BUFFER, "MPI_ERR_BUFFER: MPI_Buffer_attach while a buffer is attached (MPI allows one "
+                    "at a time)");
     bsend_size = size;
     bsend_buffer = buffer;
     unlock_L();
@@ -1391,9 +1393,11 @@ int MPI_Buffer_detach(void *buffer_addr, int *size) {
 int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
     long bytes = ml_room(count, type);
     lock_L();
-    if (bsend_size < 0) fatal("MPI_Bsend with no buffer attached (MPI_Buffer_attach first)");
+    if (bsend_size < 0)
+        fatal_error(MPI_ERR_BUFFER, "MPI_ERR_BUFFER: MPI_Bsend with no buffer attached (MPI_Buffer_attach first)");
     if (bytes + MPI_BSEND_OVERHEAD > bsend_size)
-        fatal("MPI_Bsend of %ld bytes: the attached buffer holds %ld (with MPI_BSEND_OVERHEAD %d a message)",
+        fatal_error(MPI_ERR_BUFFER, "MPI_ERR_BUFFER: MPI_Bsend of %ld bytes: the attached buffer holds %ld (with "
+                    "MPI_BSEND_OVERHEAD %d a message)",
               bytes, bsend_size, MPI_BSEND_OVERHEAD);
     unlock_L();
     send_call(buf, count, type, dest, tag, comm, "MPI_Bsend", 0); /* buffered: never synchronous */
@@ -1504,8 +1508,8 @@ static MPI_Request receive_matched(void *buf, int count, MPI_Datatype type, MPI_
         return i;
     }
     if (h <= 0 || h >= MESSAGES || !matched[h])
-        fatal("%s of a message no MPI_Mprobe or MPI_Improbe of this rank matched (%d), or one received already", call,
-              h);
+        fatal_error(MPI_ERR_REQUEST, "MPI_ERR_REQUEST: %s of a message no MPI_Mprobe or MPI_Improbe of this rank "
+                    "matched (%d), or one received already", call, h);
     msg *m = matched[h];
     matched[h] = NULL;
     int i = new_request();
@@ -1603,7 +1607,7 @@ void _Exit(int status) { _exit(status); }
 static int init(void) {
     (void)ml_call_site(); /* backtrace's first call loads the unwinder (a dlopen): not under L */
     lock_L();
-    if (initialized) fatal("MPI_Init called twice");
+    if (initialized) fatal_error(MPI_ERR_OTHER, "MPI_ERR_OTHER: MPI_Init called twice");
     while (rank_ < 0) {
         waiter w = {.kind = W_INIT};
         block_on(&w);

@@ -71,7 +71,8 @@ static long next_id;
 static char body[2 * 30000 + 400];
 
 static window *of(MPI_Win win, const char *call) {
-    if (win < 1 || win > WINS || !wins[win - 1].used) ml_fatal("%s on a window that is not one (MPI_ERR_WIN)", call);
+    if (win < 1 || win > WINS || !wins[win - 1].used)
+        ml_error(MPI_ERR_WIN, "MPI_ERR_WIN: %s on a window that is not one", call);
     return &wins[win - 1];
 }
 
