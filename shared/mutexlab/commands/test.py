@@ -265,7 +265,7 @@ def run(args) -> int:
         "incomplete_runs": searched.incomplete,  # cut by --max-steps while still serving requests
         "undecided_runs": searched.undecided,  # runs whose audit could not decide everything
     }
-    coverage(outcome, searched.clock_jumped, searched.read_held)  # not all covered
+    coverage(outcome, searched.clock_jumped, searched.read_held, searched.lingers_cut)  # not all covered
     erroneous(outcome, searched.finalize_pending, searched.pending_said)  # MPI calls it an error
     if searched.unsure:
         outcome["undecided"] = searched.unsure
@@ -314,7 +314,7 @@ def run(args) -> int:
         and not searched.incomplete
         and not searched.undecided
         and (
-            (searched.exhausted and not (searched.clock_jumped or searched.read_held))
+            (searched.exhausted and not (searched.clock_jumped or searched.read_held or searched.lingers_cut))
             or strategy.name != "systematic"
         )
     ):  # no run, a run cut short or not all decided, or schedules a jump or a held read left out

@@ -8,6 +8,7 @@ from typing import Any
 from ..director import runner
 from ..director.judge import finalize_words
 from ..director.scenario import step_text
+from ..director.world import LINGERS_AT_REST
 from ..words import count
 
 
@@ -150,12 +151,25 @@ NOT_DRIVEN = (
 )
 
 
-def coverage(outcome: dict[str, Any], jumped: int, held: int = 0) -> None:
-    """``outcome`` of a search in which ``jumped`` runs had a rank's timeout loop jump the clock and
-    ``held`` runs a rank's read held: not exhaustive, whatever the strategy ran, and saying what it
-    did not cover or drive."""
+# A send ends a linger, and a rank has at most LINGERS_AT_REST lingers in a row (director/world.py):
+# a loop that sends at every round is let go round that many times before its other inputs come.
+LINGERS_CUT = (
+    f"a rank's loop that acts as it waits (a request sent again at each timeout, a heartbeat) went "
+    f"round acting {LINGERS_AT_REST} times in a row and was let go no further before its other "
+    "input came: what it does after more rounds (gives up after 10 tries, say) never ran "
+    "(docs/mpi.md#linger)"
+)
+
+
+def coverage(outcome: dict[str, Any], jumped: int, held: int = 0, cut: int = 0) -> None:
+    """``outcome`` of a search in which ``jumped`` runs had a rank's timeout loop jump the clock,
+    ``held`` runs a rank's read held and ``cut`` runs a rank's acting loop let go no further: not
+    exhaustive, whatever the strategy ran, and saying what it did not cover or drive."""
     if jumped:
         outcome.update(exhaustive=False, clock_jumped_runs=jumped, not_covered=NOT_COVERED)
+    if cut:
+        said = f"{outcome['not_covered']}; {LINGERS_CUT}" if jumped else LINGERS_CUT
+        outcome.update(exhaustive=False, lingers_cut_runs=cut, not_covered=said)
     if held:
         outcome.update(exhaustive=False, read_held_runs=held, not_driven=NOT_DRIVEN)
 

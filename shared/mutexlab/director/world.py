@@ -51,7 +51,8 @@ STRETCH_SECONDS = 1.5
 # to this many polls with nothing new, the one source of that count (docs/mpi.md#linger).
 LINGER_POLLS = 20_000
 # Lingers of one rank between two steps: another only after one in which it said something (a
-# line read as an entry, a state, a send), as a loop that gave up may start another.
+# line read as an entry, a state, a send), as a loop that gave up may start another. A loop that
+# acts at each round (a send ends a linger) is let go round no further (``lingers_cut``).
 LINGERS_AT_REST = 8
 
 
@@ -103,6 +104,7 @@ class Run:
         self.sent: Counter[int] = Counter()
         self.bytes = 0  # of the answers' lines so far (MAX_RUN_BYTES)
         self.clock_jumped = False  # a node said a timeout loop of its passed its deadline at once
+        self.lingers_cut = False  # a rank's loop acted at LINGERS_AT_REST lingers in a row: no more
         self.read_held = False  # a node held a read of its window until the bytes changed (not driven)
         self.sync_sends = False  # a waiting rank's standard sends were synchronous (--sync-sends)
         self.finalize_pending = ""  # an MPI rank's thread still in a call at its MPI_Finalize
@@ -170,13 +172,11 @@ class Run:
         if self.duplicates_left > 0:
             found += [("duplicate", m.dst, m.id) for m in self.delivered.values()]
         if found and self.lingering:  # not at rest: a loop of polls may give up before the rest comes
-            found += [
-                ("linger", n, self._linger_id(n))
-                for n in sorted(self.lingering)
-                # at most LINGERS_AT_REST in a row, then its other inputs' turn; none while messages
-                # landed for it (they would arrive with it: a delivery in place of the landing is that)
-                if self.lingers_in_a_row[n] < LINGERS_AT_REST and n not in self.landed
-            ]
+            # at most LINGERS_AT_REST in a row, then its other inputs' turn; none while messages
+            # landed for it (they would arrive with it: a delivery in place of the landing is that)
+            cut = {n for n in self.lingering if self.lingers_in_a_row[n] >= LINGERS_AT_REST}
+            self.lingers_cut |= bool(cut)
+            found += [("linger", n, self._linger_id(n)) for n in sorted(self.lingering - cut - self.landed)]
         if self.problem.driven:  # after the deliveries: a first choice holds the resource long
             resource = self.problem.resource
             for node in sorted(self.names):
@@ -251,6 +251,7 @@ class Run:
             (n for n in sorted(self.lingering) if lingered[n] == 0 or 0 < lingered[n] < LINGERS_AT_REST),
             None,
         )
+        self.lingers_cut |= any(lingered[n] >= LINGERS_AT_REST for n in self.lingering)
         if node is None:
             return False
         before, line = len(self.events), {"polls": LINGER_POLLS, "type": "linger"}

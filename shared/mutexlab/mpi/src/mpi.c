@@ -198,8 +198,11 @@ static __thread int defers;       /* polls it did not wait in, holding a mutex w
  * { MPI_Iprobe(…); usleep(…); }`) ends, giving up. The director's `linger` input wakes each thread
  * waiting in such a loop to go on with nothing new, up to linger_left polls past the POLLS that
  * make it wait, counted over the rank's threads (the director's "polls", its one source), then
- * they wait again. Only for that input: any other sets it to 0 (under L). */
+ * they wait again. Only for that input: any other sets it to 0 (under L). A send ends it
+ * (``sent``): a loop that acts as it waits (a request sent again at each timeout, a heartbeat)
+ * acts once a linger, each message a step for the director to order, not thousands in one. */
 static long linger_left;
+static void sent(void) { linger_left = 0; } /* under L */
 
 /* This thread holds L, or is taking or letting go of it: a busy-wait signal leaves it be. Counted
  * before the lock and uncounted after the unlock, so a signal between the lock and the count (or
@@ -655,6 +658,7 @@ static void send_message(int dest, int tag, int ctx, const void *buf, long bytes
     k += sync ? sprintf(line + k, "\",\"sync\":%ld}}\n", sync) : sprintf(line + k, "\"}}\n");
     drain();
     put(line, (size_t)k);
+    sent();
     bump();
     unlock_L();
 }
@@ -2258,6 +2262,7 @@ void ml_put_held(int dest, const char *body) {
     put(head, (size_t)k);
     put(body, strlen(body));
     put("}\n", 2);
+    sent();
 }
 
 void ml_block_astir(void *key, const char *call) { /* rma.c: a wait that may be a program's loop (astir) */
