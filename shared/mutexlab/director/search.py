@@ -59,6 +59,7 @@ class Outcome:
     clock_jumped: bool = False  # a node's timeout loop jumped the clock: no delivery before its deadline
     finalize_pending: str = ""  # an MPI rank called MPI_Finalize with a thread still in a call
     read_held: bool = False  # a node held a read until its bytes changed: a re-read going on not driven
+    lingers_cut: bool = False  # a rank's loop acted at every linger up to the cap (Run.lingers_cut)
     after_ended: Finding | None = None  # a kept node had ended after the run before: the finding
     # seen at this run's init, which was then played again on fresh processes
     waiting: list[str] = field(default_factory=list)  # the nodes still waiting when it was judged
@@ -105,10 +106,12 @@ def play(
         lingered: Counter[int] = Counter()  # ranks whose own loops of polls lingered since then
         while diverged is None:
             enabled = run.enabled()
-            if not enabled and len(steps) < settings.max_steps and run.stretch(stretched):
-                continue  # at rest, a thread stopped running (docs/mpi.md#busy) ran on alone
-            if not enabled and len(steps) < settings.max_steps and run.linger(lingered):
-                continue  # at rest, nothing arrives: a rank's own loop of polls went round (#linger)
+            # at rest (no step, so also at --max-steps: a run cut there is at rest only if these
+            # leave it so, never a deadlock a loop's next timeout would have moved on from)
+            if not enabled and run.stretch(stretched):
+                continue  # a thread stopped running (docs/mpi.md#busy) ran on alone
+            if not enabled and run.linger(lingered):
+                continue  # nothing arrives: a rank's own loop of polls went round (#linger)
             if not enabled or len(steps) >= settings.max_steps:
                 break
             action = chooser(len(steps), lingers.offered(enabled) if lingers else enabled)
@@ -208,6 +211,7 @@ def play(
         run.clock_jumped,
         run.finalize_pending,
         read_held=run.read_held,
+        lingers_cut=run.lingers_cut,
         waiting=waiting,
         left=list(left),
         spinning="; ".join(run.spinning.values()) if spun and unsure == spun else "",
@@ -313,6 +317,7 @@ class Searched:
     unsure: str | None = None  # the first such run's undecided finding
     clock_jumped: int = 0  # runs in which a node's timeout loop jumped the clock (Outcome.clock_jumped)
     read_held: int = 0  # runs in which a node held a read until its bytes changed (Outcome.read_held)
+    lingers_cut: int = 0  # runs in which a rank's loop acted at every linger it had (Outcome.lingers_cut)
     finalize_pending: int = 0  # runs with an MPI rank erroneous at MPI_Finalize (Outcome.finalize_pending)
     pending_said: str = ""  # the first such run's words
     spinning: str = ""  # the first undecided run's spinning threads, if that was why (Outcome.spinning)
@@ -339,7 +344,7 @@ def search(
     interrupt (KeyboardInterrupt: Ctrl-C, or SIGTERM in ``runner.pool_of``) ends it too, the run it
     cut short not counted, so that the caller can say how far it got."""
     start = time.monotonic()
-    count = total = cut = unsure = jumped = pending = held = 0
+    count = total = cut = unsure = jumped = pending = held = capped = 0
     pending_said = spinning = ""
     first_unsure: str | None = None
     last: Outcome | None = None
@@ -381,6 +386,7 @@ def search(
             unsure += last.undecided is not None
             jumped += last.clock_jumped
             held += last.read_held
+            capped += last.lingers_cut
             pending += bool(last.finalize_pending)
             pending_said = pending_said or last.finalize_pending
             if first_unsure is None and last.undecided is not None:
@@ -406,6 +412,7 @@ def search(
         jumped,
         finalize_pending=pending,
         read_held=held,
+        lingers_cut=capped,
         pending_said=pending_said,
         spinning=spinning,
         interrupted=interrupted,
