@@ -445,7 +445,7 @@ COMMAND = Command(
     still being served, or one whose audit could not decide everything, or, with --mpi, no rank that
     entered the resource, or a systematic search that left schedules out: a rank's MPI_Wtime timeout
     loop, a read of a window held until its bytes changed, a loop that acts as it waits cut at its
-    eighth linger — random and pct say PASS with a "not covered" note for these).""",
+    eighth linger — random and pct say PASS for these, with a "not covered" or "not driven" note).""",
     run,
     arguments,
 )

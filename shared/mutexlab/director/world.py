@@ -174,7 +174,7 @@ class Run:
         if found and self.lingering:  # not at rest: a loop of polls may give up before the rest comes
             # at most LINGERS_AT_REST in a row, then its other inputs' turn; none while messages
             # landed for it (they would arrive with it: a delivery in place of the landing is that)
-            cut = {n for n in self.lingering if self.lingers_in_a_row[n] >= LINGERS_AT_REST}
+            cut = {n for n in self.lingering - self.landed if self.lingers_in_a_row[n] >= LINGERS_AT_REST}
             self.lingers_cut |= bool(cut)
             found += [("linger", n, self._linger_id(n)) for n in sorted(self.lingering - cut - self.landed)]
         if self.problem.driven:  # after the deliveries: a first choice holds the resource long
@@ -326,6 +326,8 @@ class Run:
         self.quiet_linger = node in self.lingering and self._stands(node) == where
         if not self.quiet_linger:
             self._advance(node, line)
+        else:  # only one that acted counts towards LINGERS_AT_REST in a row
+            self.lingers_in_a_row[node] -= 1
 
     def _stands(self, node: int) -> tuple[Any, ...]:
         """What a rank's done and its outputs said of it, as far as a linger may change it."""

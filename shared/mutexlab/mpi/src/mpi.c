@@ -802,6 +802,7 @@ static int post(void *buf, long capacity, MPI_Datatype type, int src, int tag, i
 
 static request *request_of(MPI_Request *handle, const char *call) {
     if (*handle <= 0 || *handle >= REQUESTS || !reqs[*handle].used) {
+        ml_error_on(0); /* no request, so no communicator: MPI_COMM_WORLD's handler */
         lock_L();
         fatal_error(MPI_ERR_REQUEST, "MPI_ERR_REQUEST: %s of a request that is not active (%d)", call, *handle);
     }
@@ -1374,6 +1375,7 @@ static long bsend_size = -1;
 static void *bsend_buffer;
 
 int MPI_Buffer_attach(void *buffer, int size) {
+    ml_error_on(0); /* its errors: MPI_COMM_WORLD's handler */
     lock_L();
     if (bsend_size >= 0)
         fatal_error(MPI_ERR_BUFFER, "MPI_ERR_BUFFER: MPI_Buffer_attach while a buffer is attached (MPI allows one "
@@ -1396,6 +1398,7 @@ int MPI_Buffer_detach(void *buffer_addr, int *size) {
 
 int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
     long bytes = ml_room(count, type);
+    ml_comm(comm, "MPI_Bsend"); /* a buffer's error is the communicator's: its handler */
     lock_L();
     if (bsend_size < 0)
         fatal_error(MPI_ERR_BUFFER, "MPI_ERR_BUFFER: MPI_Bsend with no buffer attached (MPI_Buffer_attach first)");
@@ -1511,9 +1514,11 @@ static MPI_Request receive_matched(void *buf, int count, MPI_Datatype type, MPI_
         unlock_L();
         return i;
     }
-    if (h <= 0 || h >= MESSAGES || !matched[h])
+    if (h <= 0 || h >= MESSAGES || !matched[h]) {
+        ml_error_on(0); /* no message, so no communicator: MPI_COMM_WORLD's handler */
         fatal_error(MPI_ERR_REQUEST, "MPI_ERR_REQUEST: %s of a message no MPI_Mprobe or MPI_Improbe of this rank "
                     "matched (%d), or one received already", call, h);
+    }
     msg *m = matched[h];
     matched[h] = NULL;
     int i = new_request();
@@ -1611,7 +1616,10 @@ void _Exit(int status) { _exit(status); }
 static int init(void) {
     (void)ml_call_site(); /* backtrace's first call loads the unwinder (a dlopen): not under L */
     lock_L();
-    if (initialized) fatal_error(MPI_ERR_OTHER, "MPI_ERR_OTHER: MPI_Init called twice");
+    if (initialized) {
+        ml_error_on(0);
+        fatal_error(MPI_ERR_OTHER, "MPI_ERR_OTHER: MPI_Init called twice");
+    }
     while (rank_ < 0) {
         waiter w = {.kind = W_INIT};
         block_on(&w);
