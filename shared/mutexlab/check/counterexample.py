@@ -15,6 +15,7 @@ from typing import Any
 
 from ..audit import numbered, verify_events
 from ..findings import SAFETY
+from ..protocol import HandlerError, ProtocolError
 from ..protocols import registry
 from ..protocols.registry import Solution
 from ..sim.scripted import ScenarioError, replay_scenario
@@ -27,7 +28,12 @@ def scenario_of(
     model: Model, finding: CheckFinding, algorithm: str, processes: int, options: dict, seed: int
 ) -> dict:
     labels = list(finding.path) + list(finding.cycle)
-    world, _ = model.initial()
+    try:
+        world, _ = model.initial()
+    except ProtocolError:  # a process that cannot start (its start raised): the finding, no step
+        if labels:
+            raise
+        world = ()
     queues: dict[int, list[int]] = {k: [] for k in range(model.L)}
     for _, t in model.start_transitions:
         for k, mid in t.sends:
@@ -99,6 +105,9 @@ def reproduces(scenario: dict, finding: CheckFinding, solution: Solution | None 
         result = replay_scenario(scenario, solution=solution)
     except ScenarioError as exc:
         return False, f"the replay rejects the scenario: {exc}"
+    except HandlerError as exc:  # a start that raises: before any step, as the search found it
+        said = f"replay stops at the start: {exc}"
+        return finding.kind == "error" and str(exc) in finding.message, said
     if result.refused:
         # a rejected input: the replay stops at the same step with the same refusal
         refusal = finding.message.split(": ", 1)[-1]

@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterable, Mapping, Sized
 from typing import Any, NamedTuple
 
 from ..messages import MessageError
-from ..protocol import Enter, Exit, Note, ProtocolError
+from ..protocol import Enter, Exit, HandlerError, Note, ProtocolError
 from ..rules import SEEN
 from ..setups import Setup, capacity_of, class_state, class_state_changed, unkeepable
 from ..waiting import waits
@@ -158,6 +158,7 @@ class WorldModel:
         self.seq_id(())
         self._effects = _Effects(self)
         self._probes, self._class_state = 0, class_state(setup)
+        self.refused: ProtocolError | None = None  # the last input refused (run_input)
 
     # -- interning -----------------------------------------------------------------------
     def state_id(self, i: int, proto: Any) -> int:
@@ -218,6 +219,7 @@ class WorldModel:
         try:  # a probed step draws from `random` seeded 0, as replay's first copy does
             sends, schedules, holds = seeded(None if probe is None else 0, run, self.pids[i], twin, call)
         except ProtocolError as exc:
+            self.refused = exc  # the last refusal, as itself (initial() raises a start's again)
             return Transition(-1, (), (), (), str(exc))
         if probe is not None:
             self._probes += 1
@@ -333,7 +335,9 @@ class WorldModel:
         for i, pid in enumerate(self.pids):
             t = self.run_input(i, self.objects[states[i]], lambda p: p.start())
             self.start_transitions.append((i, t))
-            if t.error:
+            if t.error:  # the algorithm's code that raised at the start: that finding, as itself
+                if isinstance(self.refused, HandlerError):
+                    raise self.refused
                 raise ProtocolError(f"{self.names[pid]} cannot start: {t.error}")
             if self.endless and self.action_id("request") not in t.schedules:
                 t = t._replace(schedules=t.schedules + (self.action_id("request"),))
