@@ -7,6 +7,7 @@ reduction."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pytest
@@ -322,3 +323,13 @@ def test_every_broken_elf_gives_the_same_finding_with_and_without_reductions(
         assert "retired clocks" in model.reductions and model.por.sends_to is elves_reductions.sends_to
     a, b = only_finding(plain, kind), only_finding(reduced, kind)
     assert sorted(a.processes) == sorted(b.processes) and a.resource == b.resource
+
+
+def test_check_says_the_plan_its_seed_drew(cli, tmp_path):
+    # a verdict is of the contracts --seed drew: seed 0 draws [2, 2], seed 2 [1, 2] (before, only
+    # the hamsters' range was shown, and a PASS at one seed read as a PASS of every plan)
+    for seed, drawn in (("0", "2 2"), ("2", "1 2")):
+        done = cli("check", "elves", "--pins", "2", "--poison", "2", "--seed", seed, "--json", cwd=tmp_path)
+        assert done.returncode == 0 and json.loads(done.stdout)["plan"] == [[int(h) for h in drawn.split()]]
+        done = cli("check", "elves", "--pins", "2", "--poison", "2", "--seed", seed, cwd=tmp_path)
+        assert done.stdout.splitlines()[1] == f"round 1 contracts (hamsters): {drawn}", done.stdout

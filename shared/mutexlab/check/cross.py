@@ -79,3 +79,18 @@ def cross_check(config: CheckConfig, result: Result, model: Model) -> CrossCheck
             False, f"{done}; with them: {_what(result)}", plain, plain_model, unsound=not result.findings
         )
     return CrossCheck(True, f"{done}: agrees", plain, plain_model)
+
+
+def cross_words(cross: dict) -> str:
+    """The ``cross-check:`` line of ``check``'s text, from ``CrossCheck.as_dict``."""
+    if cross["agrees"] is False and cross.get("reductions_unsound"):
+        return (
+            f"cross-check:  DISAGREES — {cross['why']}. A declared reduction is not sound for this "
+            "code: the search without reductions stands"
+        )
+    if cross["agrees"] is False:
+        return (
+            f"cross-check:  DISAGREES — {cross['why']}. The search without reductions missed a "
+            "finding that replays: mutexlab check has a bug"
+        )
+    return f"cross-check:  {'' if cross['agrees'] else 'INCONCLUSIVE — '}{cross['why']}"

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..check import SEARCHES
+from ..problems.elves_flags import plan_lines
 from ..protocols import registry
 from ..setups import ConfigError
 from ..spec import CheckText, Flags
@@ -253,6 +254,8 @@ def summary(config: CheckConfig, result, model, scenario_path, reproduced, cross
         "properties": properties_checked(model),
         "findings": [f.as_dict(model) for f in result.findings],
     }
+    if model is not None and model.setup.params.get("plan"):  # the elves' contracts: --seed drew them
+        out["plan"] = model.setup.params["plan"]
     if result.refusal is not None:  # a refused step, taken as a dead end: what it leaves unchecked
         out["refused"] = result.refusal
         out["refused_steps"] = result.refusals
@@ -303,6 +306,7 @@ def render(s: dict) -> str:
             if s["partial_order_dropped"]
             else ""
         ),
+        *plan_lines(s.get("plan") or []),  # the elves' contracts its seed drew
         f"states:       {s['states']:,}",
         f"transitions:  {s['transitions']:,}",
         f"depth:        {s['depth']}",
@@ -370,20 +374,10 @@ def render(s: dict) -> str:
             f"written to {s['counterexample']} "
             f"(replay reproduces it: {'yes' if s['reproduced'][0] else 'NO'} — {s['reproduced'][1]})"
         )
-    cross = s.get("cross_check")
-    if cross is not None:
-        if cross["agrees"] is False and cross.get("reductions_unsound"):
-            lines.append(
-                f"cross-check:  DISAGREES — {cross['why']}. A declared reduction is not sound for this "
-                "code: the search without reductions stands"
-            )
-        elif cross["agrees"] is False:
-            lines.append(
-                f"cross-check:  DISAGREES — {cross['why']}. The search without reductions missed a "
-                "finding that replays: mutexlab check has a bug"
-            )
-        else:
-            lines.append(f"cross-check:  {'' if cross['agrees'] else 'INCONCLUSIVE — '}{cross['why']}")
+    if s.get("cross_check") is not None:
+        from ..check.cross import cross_words
+
+        lines.append(cross_words(s["cross_check"]))
     return "\n".join(lines)
 
 

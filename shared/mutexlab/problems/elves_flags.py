@@ -111,6 +111,11 @@ def summarise(run: Simulated) -> dict[str, Any]:
     }
 
 
+def plan_lines(plan: list[list[int]]) -> list[str]:
+    """The mayor's plan, a line a round: ``round 1 contracts (hamsters): 4 4 3``."""
+    return [f"round {r} contracts (hamsters): " + " ".join(map(str, p)) for r, p in enumerate(plan, 1)]
+
+
 def render(_run: Simulated, s: dict[str, Any]) -> list[str]:
     rounds = [str(r) for r in range(1, s["rounds"] + 1)]
     lines = [
@@ -119,9 +124,7 @@ def render(_run: Simulated, s: dict[str, Any]) -> list[str]:
         f"(hamsters {s['hamsters'][0]}-{s['hamsters'][1]}), pins {s['pins']} ({s['pins_per_elf']} per elf), "
         f"poison {s['poison']} ({s['poison_per_hamster']} per hamster), seed {s['seed']}, delay {s['delay']}"
     ]
-    lines += [
-        f"round {r} contracts (hamsters): " + " ".join(map(str, plan)) for r, plan in zip(rounds, s["plan"])
-    ]
+    lines += plan_lines(s["plan"])
     header = ["elf"] + [f"round {r}" for r in rounds] + ["total", "pin waits", "poison waits", "time waiting"]
     rows = []
     for name, per in s["contracts_done"].items():

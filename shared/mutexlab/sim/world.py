@@ -55,25 +55,22 @@ PROBED = 256
 
 
 def endless_options(options: dict, key: str | None = ENDLESS_FLAG) -> dict:
-    """The options of an endless workload: no budget (``key``, the problem's workload option: ``requests``
-    0), so the protocol schedules no request itself; the model (``endless``) or the explorer asks for each."""
+    """Options with no budget (``key``, ``requests`` 0): the model or the explorer asks for each request."""
     return {**options, (key or ENDLESS_FLAG): 0}
 
 
 def enabled(
     pending: Mapping[int, Iterable[str]], links: Mapping[tuple[int, int], Sized]
 ) -> tuple[list[tuple[int, str]], list[tuple[int, int]]]:
-    """The steps enabled in a world held as objects (the explorer's, stepped by scripted replay):
-    each process's distinct pending actions, ``(pid, action)`` by pid and action, and each link
-    with a message in flight, ``(from, to)`` by link — only its oldest can arrive (FIFO).
-    ``WorldModel.steps`` lists the same steps of its compact worlds."""
+    """The steps enabled in a world held as objects (the explorer's, stepped by scripted replay): each
+    process's distinct pending ``(pid, action)`` and each link ``(from, to)`` with a message in flight
+    (its oldest arrives: FIFO), sorted. ``WorldModel.steps`` lists the same of its compact worlds."""
     decisions = [(pid, a) for pid, actions in sorted(pending.items()) for a in sorted(set(actions))]
     return decisions, [link for link, queue in sorted(links.items()) if queue]
 
 
 def overfull(resource: str, capacity: int, holders: list[tuple[str, int]]) -> str | None:
-    """The capacity check of a world: None while the units ``holders`` ((name, units) ...) hold of
-    ``resource`` fit its ``capacity``, else who holds it (``cs (capacity 1) held by node-1×1, node-2×1``)."""
+    """None while ``holders``' units fit ``resource``'s ``capacity``, else ``cs (capacity 1) held by node-1×1, …``."""
     if sum(units for _, units in holders) <= capacity:
         return None
     return f"{resource} (capacity {capacity}) held by " + ", ".join(f"{n}×{u}" for n, u in holders)
@@ -407,8 +404,7 @@ class WorldModel:
         return out
 
     def step(self, world: tuple, label: tuple) -> tuple[tuple | None, Transition, str | None]:
-        """Apply one step: (successor world, the transition, overfull message or None).
-        The successor is None when the process rejected the input (``transition.error``)."""
+        """One step: (successor world, None if the input was rejected; the transition; overfull or None)."""
         kind, x, y = label
         w = list(world)
         if kind == LOCAL:
